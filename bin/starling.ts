@@ -1,0 +1,59 @@
+import { Command } from 'commander'
+import { loadConfig, ConfigError } from '../node/config/index.js'
+import { createLogger } from '../node/logger.js'
+import { startNode } from '../node/node.js'
+import { VERSION } from '../node/version.js'
+
+/**
+ * `starling [--config <file>]`: runs one node in the foreground until SIGTERM or SIGINT,
+ * then stops it cleanly (stop accepting, DISCONNECT 0x8B to MQTT 5 clients, flush the store)
+ * and exits 0. Configuration errors print one line and exit 1.
+ */
+export async function main (argv: string[]): Promise<void> {
+  const program = new Command('starling')
+    .description('Run a Starling MQTT broker node in the foreground')
+    .version(VERSION)
+    .option('-c, --config <file>', 'configuration file (default etc/starling.conf, or $STARLING_CONFIG)')
+    .parse(argv)
+  const opts = program.opts<{ config?: string }>()
+  let config
+  try {
+    config = loadConfig({ file: opts.config, env: process.env })
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`starling: ${err.message}`)
+      process.exit(1)
+    }
+    throw err
+  }
+  const logger = createLogger({ level: config['log.level'], node: config['node.name'] })
+  let node
+  try {
+    node = await startNode(config, { logger })
+  } catch (err: any) {
+    console.error(`starling: ${err.message}`)
+    logger.flush?.()
+    process.exit(1)
+  }
+  let signalled = false
+  const shutdown = (signal: string): void => {
+    if (signalled) return
+    signalled = true
+    logger.info({ signal }, 'stopping')
+    node.stop().then(() => {
+      logger.info('stopped')
+      logger.flush?.()
+      process.exit(0)
+    }, (err) => {
+      logger.error({ err }, 'error while stopping')
+      process.exit(1)
+    })
+  }
+  process.on('SIGTERM', () => shutdown('SIGTERM'))
+  process.on('SIGINT', () => shutdown('SIGINT'))
+}
+
+main(process.argv).catch((err) => {
+  console.error(`starling: ${err?.stack ?? err}`)
+  process.exit(1)
+})

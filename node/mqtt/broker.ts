@@ -1,0 +1,231 @@
+import { Aedes } from 'aedes'
+import type { Duplex } from 'node:stream'
+import type { Logger } from '../logger.js'
+import type { Metrics } from '../metrics.js'
+import { QOS_RECEIVED_METRIC } from '../metrics.js'
+import { MessageRouter, type RouteEvents } from './router.js'
+import { Wire, type WireLimits } from './wire.js'
+import { INVALID_MARKER } from './topic.js'
+import { createConnackRewriter } from './connack.js'
+import { createForwardFilter, clientState, type ClientState } from './forward.js'
+import type { BrokerSettings } from './settings.js'
+
+export type { BrokerSettings }
+
+/** Where a connection came from, for the listener counters and the API. */
+export interface ConnectionOrigin {
+  /** Listener protocol, e.g. `mqtt:tcp`, `mqtt:ws`. */
+  protocol: string
+  address: string
+  port: number
+  /** Called once when the connection has closed, with the reason recorded on its wire. */
+  onClose: (reason: string) => void
+}
+
+/** An authentication verdict from the auth chain. */
+export type AuthVerdict = 'allow' | 'deny' | 'ignore'
+
+/** One provider in the auth chain (issue 3 adds the `svc_auth_*` plugins). */
+export interface Authenticator {
+  authenticate: (info: { clientId: string, username?: string, password?: Buffer, peer: string }) => Promise<AuthVerdict> | AuthVerdict
+}
+
+/** Components a broker uses. */
+export interface BrokerComponents {
+  logger: Logger
+  metrics: Metrics
+  /** An aedes persistence (our store-backed one in a node). */
+  persistence: any
+  routeEvents?: RouteEvents
+}
+
+/**
+ * The node's MQTT core: aedes 2 (wrapped, not forked) with the gaps filled around it.
+ * Per connection, a {@link Wire} interposes on the socket; per message, the router (aedes'
+ * `mq`) delivers; aedes' hooks carry our policies (auth, authorization, forwarding).
+ */
+export class Broker {
+  readonly aedes: any
+  readonly router: MessageRouter
+  /** Providers asked in order; the first that does not `ignore` decides (issue 3 sorts them by priority). */
+  readonly authenticators: Authenticator[] = []
+  private readonly wires = new Set<Wire>()
+  private readonly limits: WireLimits
+
+  private constructor (private readonly settings: BrokerSettings, private readonly c: BrokerComponents, aedes: any, router: MessageRouter) {
+    this.aedes = aedes
+    this.router = router
+    this.limits = {
+      receiveMaximum: settings.maxInflight,
+      maxQos: settings.maxQos,
+      retainAvailable: settings.retainAvailable,
+      maxPacketSize: settings.maxPacketSize,
+      highWaterMark: 64 * 1024,
+      sharedSubscription: settings.sharedSubscription,
+      wildcardSubscription: settings.wildcardSubscription,
+      maxTopicLevels: settings.maxTopicLevels
+    }
+  }
+
+  /** Creates and starts the MQTT core (aedes and its persistence set up, no listener yet). */
+  static async create (settings: BrokerSettings, c: BrokerComponents): Promise<Broker> {
+    const aedesId = settings.nodeName
+    const router = new MessageRouter(settings.sharedStrategy, `$SYS/${aedesId}/`, c.routeEvents)
+    let broker: Broker | undefined
+    const aedes: any = new Aedes({
+      id: aedesId,
+      mq: router,
+      persistence: c.persistence,
+      connectTimeout: settings.idleTimeoutMs,
+      // aedes clamps to 100 levels (its matcher's limit); 0 (no limit) means that ceiling
+      maxTopicLevels: settings.maxTopicLevels > 0 ? settings.maxTopicLevels : 100,
+      maxClientsIdLength: settings.maxClientIdLen,
+      topicAliasMaximum: settings.maxTopicAlias,
+      maximumPacketSize: settings.maxPacketSize,
+      receiveMaximum: settings.maxInflight,
+      sessionExpiryIntervalLimit: Math.floor(settings.sessionExpiryMs / 1000),
+      queueLimit: 1000,
+      drainTimeout: 0,
+      preConnect: (client: any, packet: any, cb: any) => broker!.preConnect(client, packet, cb),
+      authenticate: (client: any, username: any, password: any, cb: any) => { void broker!.authenticate(client, username, password, cb) },
+      authorizePublish: (client: any, packet: any, cb: any) => broker!.authorizePublish(client, packet, cb),
+      authorizeSubscribe: (client: any, sub: any, cb: any) => broker!.authorizeSubscribe(client, sub, cb),
+      authorizeForward: createForwardFilter(settings),
+      published: (packet: any, client: any, cb: any) => broker!.published(packet, client, cb)
+    } as any)
+    // the hooks above need `broker`, and aedes publishes its birth message in listen()
+    broker = new Broker(settings, c, aedes, router)
+    await aedes.listen()
+    router.markReady()
+    aedes.on('clientError', (client: any, err: Error) => c.logger.debug({ clientId: client?.id, err: err.message }, 'client error'))
+    aedes.on('connectionError', (_client: any, err: Error) => c.logger.debug({ err: err.message }, 'connection error'))
+    aedes.on('keepaliveTimeout', (client: any) => { const w = wireOf(client); if (w) w.closeReason = 'keepalive_timeout' })
+    aedes.on('error', (err: Error) => c.logger.error({ err }, 'broker error'))
+    return broker
+  }
+
+  /** Number of connections with a wire (accepted sockets, connected or not yet). */
+  get connectionCount (): number { return this.wires.size }
+
+  /**
+   * Serves one accepted socket (TCP, TLS or a WebSocket stream). The broker never throws on
+   * what a client sends: protocol errors close that connection only.
+   */
+  handle (socket: Duplex, origin: ConnectionOrigin): Wire {
+    const wire = new Wire(socket, this.limits, this.c.metrics, (w, code, message) => this.disconnectForViolation(w, code, message))
+    wire.peer = { address: origin.address, port: origin.port }
+    ;(socket as any)[WIRE] = wire
+    this.wires.add(wire)
+    socket.once('close', () => {
+      this.wires.delete(wire)
+      origin.onClose(wire.closeReason)
+    })
+    this.aedes.handle(socket)
+    return wire
+  }
+
+  /** Closes every client (v5 clients get DISCONNECT 0x8B) and aedes. */
+  async close (): Promise<void> {
+    for (const wire of this.wires) wire.closeReason = 'shutdown'
+    await new Promise<void>(resolve => this.aedes.close(() => resolve()))
+  }
+
+  private disconnectForViolation (wire: Wire, reasonCode: number, message: string): void {
+    wire.closeReason = 'protocol_error'
+    const client = (wire.socket as any).client
+    this.c.logger.debug({ clientId: client?.id, reasonCode, message }, 'protocol violation')
+    queueMicrotask(() => {
+      if (client && client.version === 5 && client.connected) client.disconnect({ reasonCode })
+      else wire.socket.destroy()
+    })
+  }
+
+  private preConnect (client: any, packet: any, cb: (err: Error | null, ok: boolean) => void): void {
+    const wire = wireOf(client)
+    const state: ClientState = {
+      topicAliasMaximum: packet.properties?.topicAliasMaximum ?? 0,
+      maximumPacketSize: packet.properties?.maximumPacketSize ?? 0,
+      aliases: null
+    }
+    client[clientState] = state
+    if (packet.protocolVersion === 5) {
+      // MQTT 5 Server Keep Alive [MQTT-3.2.2-21]: aedes only offers a limit that also rejects
+      // v3 clients, so set the value its CONNACK and keepalive timer read directly.
+      if (this.settings.serverKeepalive > 0) client._serverKeepAlive = this.settings.serverKeepalive
+      if (wire) wire.connackRewriter = createConnackRewriter(this.settings)
+    }
+    cb(null, true)
+  }
+
+  private async authenticate (client: any, username: string | undefined, password: Buffer | undefined,
+    cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): Promise<void> {
+    // [MQTT-3.1.3-5] aedes checks the length for MQTT 3.1 only
+    if (client.id.length > this.settings.maxClientIdLen) return cb(connectError(2, 'client id too long'))
+    const wire = wireOf(client)
+    const info = { clientId: client.id, username, password, peer: wire ? `${wire.peer.address}:${wire.peer.port}` : '' }
+    try {
+      for (const provider of this.authenticators) {
+        const verdict = await provider.authenticate(info)
+        if (verdict === 'allow') return cb(null, true)
+        if (verdict === 'deny') return cb(connectError(username === undefined ? 5 : 4, 'bad user name or password'))
+      }
+      if (this.settings.allowAnonymous) return cb(null, true)
+      cb(connectError(5, 'not authorized'))
+    } catch (err) {
+      this.c.logger.warn({ err, clientId: client.id }, 'authentication failed with an error')
+      cb(connectError(3, 'server unavailable'))
+    }
+  }
+
+  private authorizePublish (client: any, packet: any, cb: (err?: Error | null) => void): void {
+    if (packet.topic.startsWith('$SYS/')) return cb(new Error('$SYS topics are published by the broker only'))
+    if (client && packet.qos > 0) {
+      // Hold this client's output (its PUBACK/PUBREC) until the publish completes, i.e. until
+      // the message is stored for persistent sessions: aedes writes the PUBACK first.
+      const wire = wireOf(client)
+      if (wire) { wire.holds++; packet[HELD] = wire }
+    }
+    cb(null)
+  }
+
+  private authorizeSubscribe (client: any, sub: any, cb: (err: Error | null, sub: any) => void): void {
+    const topic: string = sub.topic
+    const wire = wireOf(client)
+    // refused on the wire (invalid filter, feature off): the SUBACK code is already recorded
+    if (topic.startsWith(INVALID_MARKER)) return cb(null, null)
+    // MQTT 3.1.1 clients are not stopped by aedes from using $share/ literally
+    if (topic.startsWith('$share/')) { wire?.setSubackCode(topic, 0x80); return cb(null, null) }
+    if (sub.qos > this.settings.maxQos) {
+      sub.qos = this.settings.maxQos
+      wire?.setSubackCode(topic, sub.qos)
+    }
+    cb(null, sub)
+  }
+
+  private published (packet: any, client: any, cb: (err?: Error | null) => void): void {
+    const wire: Wire | undefined = packet[HELD]
+    if (wire !== undefined) {
+      packet[HELD] = undefined
+      wire.release()
+    }
+    if (client) {
+      const m = this.c.metrics
+      m['messages/received']++
+      m[QOS_RECEIVED_METRIC[packet.qos]]++
+      if (packet.retain) m['messages/retained']++
+    }
+    cb(null)
+  }
+}
+
+const WIRE = Symbol('starling.wire')
+const HELD = Symbol('starling.held')
+
+/** The wire of an aedes client (its `conn` is the socket the wire interposes on). */
+export function wireOf (client: any): Wire | undefined {
+  return client?.conn?.[WIRE]
+}
+
+function connectError (returnCode: number, message: string): Error & { returnCode: number } {
+  return Object.assign(new Error(message), { returnCode })
+}

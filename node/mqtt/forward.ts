@@ -1,0 +1,54 @@
+import mqttPacket from 'mqtt-packet'
+import type { BrokerSettings } from './settings.js'
+
+/** Per-client values from CONNECT that shape what the broker sends to that client. */
+export interface ClientState {
+  /** Topic Alias Maximum the client accepts from the broker (0 = none). */
+  topicAliasMaximum: number
+  /** Maximum Packet Size the client accepts (0 = no limit). */
+  maximumPacketSize: number
+  /** Outbound topic aliases assigned so far (topic -> alias). */
+  aliases: Map<string, number> | null
+}
+
+/** Where a client's {@link ClientState} lives on the aedes client object. */
+export const clientState = Symbol('starling.clientState')
+
+/**
+ * aedes' `authorizeForward` hook, run for every message on its way to one subscriber:
+ * - drops a message larger than the client's Maximum Packet Size [MQTT-3.1.2-25];
+ * - applies outbound topic aliases for MQTT 5 clients that accept them [MQTT-3.3.2-12]:
+ *   first use sends topic + alias, later uses an empty topic + alias. Only for QoS 0 and
+ *   clean sessions: a queued QoS 1/2 message of a persistent session may be redelivered on a
+ *   new connection, where the alias means nothing.
+ */
+export function createForwardFilter (_settings: BrokerSettings): (client: any, packet: any) => any {
+  return function authorizeForward (client: any, packet: any): any {
+    const state: ClientState | undefined = client[clientState]
+    if (state === undefined || client.version !== 5) return packet
+    if (state.maximumPacketSize > 0 && encodedSize(packet) > state.maximumPacketSize) return null
+    if (state.topicAliasMaximum > 0 && (packet.qos === 0 || client.clean)) return withAlias(state, packet)
+    return packet
+  }
+}
+
+function withAlias (state: ClientState, packet: any): any {
+  const aliases = state.aliases ??= new Map()
+  let alias = aliases.get(packet.topic)
+  let topic = ''
+  if (alias === undefined) {
+    if (aliases.size >= state.topicAliasMaximum) return packet
+    alias = aliases.size + 1
+    aliases.set(packet.topic, alias)
+    topic = packet.topic
+  }
+  return { ...packet, topic, properties: { ...packet.properties, topicAlias: alias } }
+}
+
+function encodedSize (packet: any): number {
+  try {
+    return mqttPacket.generate({ ...packet, cmd: 'publish', messageId: packet.qos > 0 ? 1 : undefined }, { protocolVersion: 5 }).length
+  } catch {
+    return Infinity
+  }
+}

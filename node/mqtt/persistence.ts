@@ -1,0 +1,387 @@
+import { Readable } from 'node:stream'
+import MemoryPersistence from 'aedes-persistence/asyncPersistence.js'
+import type { Logger } from '../logger.js'
+import type { Store, StoreTable } from '../store/index.js'
+import {
+  copyStoredPacket, incomingKey, nameKey, outgoingKey, sameSubscription, toStoredPacket, toStoredSubscription,
+  type StoredPacket, type StoredSubscription
+} from './persistence-codec.js'
+
+export type { StoredPacket, StoredSubscription } from './persistence-codec.js'
+
+/** A client as aedes hands it to the persistence; `clean` is absent on bare `{ id }` refs. */
+export interface PersistenceClient { id: string, clean?: boolean }
+
+/** The broker fields the persistence reads and sets at `setup()`. */
+export interface PersistenceBroker { id: string, counter: number }
+
+/** One persistent session, for the sessions API. */
+export interface PersistentSessionInfo {
+  clientId: string
+  /** Stored subscriptions. */
+  subscriptions: number
+  /** Queued QoS 1/2 packets (and PUBRELs), in flight ones included. */
+  queued: number
+  /** Of `queued`, the ones already sent with a packet identifier and not yet acknowledged. */
+  inflight: number
+}
+
+/** Store table names used by the MQTT persistence. */
+export const PERSISTENCE_TABLES = {
+  retained: 'retained',
+  subscriptions: 'subscriptions',
+  outgoing: 'outgoing',
+  incoming: 'incoming',
+  wills: 'wills'
+} as const
+
+/** What {@link createStorePersistence} needs. */
+export interface StorePersistenceInit { store: Store, logger: Logger }
+
+interface SubscriptionsRecord { clientId: string, subs: Record<string, StoredSubscription> }
+interface OutgoingRecord { clientId: string, seq: number, packet: StoredPacket }
+interface IncomingRecord { clientId: string, packet: StoredPacket }
+interface OutgoingEntry extends OutgoingRecord { key: string, write?: Promise<void> }
+/** A packet kept in memory; `persisted` when it belongs to a persistent session. */
+interface Held { packet: StoredPacket, persisted: boolean }
+
+/**
+ * aedes persistence that keeps everything in memory (aedes-persistence's implementation,
+ * which also owns the subscription trie) and writes through to the node's {@link Store},
+ * so retained messages and persistent sessions survive a restart or SIGKILL.
+ *
+ * Invariants:
+ * - Every write method resolves only after its store write has committed.
+ * - Only persistent sessions (`client.clean === false`) and retained messages reach the
+ *   store: clean sessions never write (their QoS 2 and will state stays in memory).
+ * - The outgoing queue is keyed by a monotonic sequence of ours, never by `brokerCounter`,
+ *   which aedes restarts at 0; `setup()` moves `broker.counter` past every stored one.
+ */
+export class StorePersistence extends MemoryPersistence {
+  private readonly retainedTable: StoreTable<StoredPacket>
+  private readonly subsTable: StoreTable<SubscriptionsRecord>
+  private readonly outgoingTable: StoreTable<OutgoingRecord>
+  private readonly incomingTable: StoreTable<IncomingRecord>
+  private readonly willsTable: StoreTable<StoredPacket>
+  private readonly store: Store
+  private readonly log: Logger
+  private readonly retainedTopics = new Set<string>()
+  private readonly sessionSubs = new Map<string, Map<string, StoredSubscription>>()
+  /** Last subscriptions write per client: a no-op add/remove still waits for it. */
+  private readonly subsWrites = new Map<string, Promise<void>>()
+  private readonly queues = new Map<string, OutgoingEntry[]>()
+  private readonly incoming = new Map<string, Map<number, Held>>()
+  private readonly wills = new Map<string, Held>()
+  private seq = 0
+  private loaded = false
+
+  constructor (init: StorePersistenceInit) {
+    super()
+    const { store } = init
+    this.store = store
+    this.retainedTable = store.table(PERSISTENCE_TABLES.retained)
+    this.subsTable = store.table(PERSISTENCE_TABLES.subscriptions)
+    this.outgoingTable = store.table(PERSISTENCE_TABLES.outgoing)
+    this.incomingTable = store.table(PERSISTENCE_TABLES.incoming)
+    this.willsTable = store.table(PERSISTENCE_TABLES.wills)
+    this.log = init.logger.child({ component: 'mqtt:persistence' })
+  }
+
+  /** Loads the stored state into memory, then moves `broker.counter` past stored packets. */
+  override async setup (broker: PersistenceBroker): Promise<void> {
+    if (this.loaded) throw new Error('persistence setup() called twice: create one persistence per broker start')
+    this.loaded = true
+    await super.setup(broker)
+    let maxCounter = 0
+    const seen = (packet: StoredPacket): void => { maxCounter = Math.max(maxCounter, packet.brokerCounter ?? 0) }
+    for (const [, packet] of this.retainedTable.entries()) {
+      this.retainedTopics.add(packet.topic as string)
+      await super.storeRetained(packet)
+      seen(packet)
+    }
+    for (const [, record] of this.subsTable.entries()) {
+      this.sessionSubs.set(record.clientId, new Map(Object.entries(record.subs)))
+      await super.addSubscriptions({ id: record.clientId }, Object.entries(record.subs).map(([topic, sub]) => ({ topic, ...sub })))
+    }
+    for (const [key, record] of this.outgoingTable.entries()) {
+      this.queueOf(record.clientId).push({ ...record, key })
+      this.seq = Math.max(this.seq, record.seq)
+      seen(record.packet)
+    }
+    for (const queue of this.queues.values()) queue.sort((a, b) => a.seq - b.seq)
+    for (const [, record] of this.incomingTable.entries()) {
+      this.incomingOf(record.clientId).set(record.packet.messageId as number, { packet: record.packet, persisted: true })
+      seen(record.packet)
+    }
+    for (const [, packet] of this.willsTable.entries()) {
+      this.wills.set(packet.clientId as string, { packet, persisted: true })
+      seen(packet)
+    }
+    broker.counter = Math.max(broker.counter, maxCounter)
+    this.log.info({ retained: this.retainedTopics.size, sessions: this.sessionSubs.size, queues: this.queues.size, brokerCounter: broker.counter }, 'persistence loaded')
+  }
+
+  override async storeRetained (packet: Record<string, any>): Promise<void> {
+    const memory = super.storeRetained(packet)
+    const topic: string = packet.topic
+    let write: Promise<void> | undefined
+    if (packet.payload.length === 0) {
+      if (this.retainedTopics.delete(topic)) write = this.retainedTable.del(nameKey(topic))
+    } else {
+      this.retainedTopics.add(topic)
+      write = this.retainedTable.put(nameKey(topic), toStoredPacket(packet))
+    }
+    await Promise.all([memory, write && this.logged(write, 'retained', topic)])
+  }
+
+  override async addSubscriptions (client: PersistenceClient, subs: Array<Record<string, any>>): Promise<void> {
+    const memory = super.addSubscriptions(client, subs)
+    let record = this.sessionSubs.get(client.id)
+    let changed = false
+    for (const sub of subs) {
+      const stored = toStoredSubscription(sub)
+      if (record === undefined) {
+        record = new Map()
+        this.sessionSubs.set(client.id, record)
+      }
+      if (!sameSubscription(record.get(sub.topic), stored)) {
+        record.set(sub.topic, stored)
+        changed = true
+      }
+    }
+    // aedes calls this once per topic of a SUBSCRIBE, each time with all its topics:
+    // only the first call changes anything; the others wait for that write.
+    await Promise.all([memory, changed ? this.writeSubscriptions(client.id) : this.subsWrites.get(client.id)])
+  }
+
+  override async removeSubscriptions (client: PersistenceClient, topics: string[]): Promise<void> {
+    const memory = super.removeSubscriptions(client, topics)
+    const record = this.sessionSubs.get(client.id)
+    let changed = false
+    for (const topic of topics) changed = (record?.delete(topic) ?? false) || changed
+    await Promise.all([memory, changed ? this.writeSubscriptions(client.id) : this.subsWrites.get(client.id)])
+  }
+
+  /** Ends a session's subscriptions and its pending incoming QoS 2 state [MQTT-3.1.2-4]. */
+  override async cleanSubscriptions (client: PersistenceClient): Promise<void> {
+    const writes: Array<Promise<void> | undefined> = [super.cleanSubscriptions(client)]
+    if (this.sessionSubs.delete(client.id)) writes.push(this.writeSubscriptions(client.id))
+    const held = this.incoming.get(client.id)
+    if (held !== undefined) {
+      this.incoming.delete(client.id)
+      for (const [messageId, { persisted }] of held) {
+        if (persisted) writes.push(this.logged(this.incomingTable.del(incomingKey(client.id, messageId)), 'incoming', client.id))
+      }
+    }
+    await Promise.all(writes)
+  }
+
+  override async outgoingEnqueue (sub: { clientId: string }, packet: Record<string, any>): Promise<void> {
+    await this.outgoingEnqueueCombi([sub], packet)
+  }
+
+  /**
+   * Queues `packet` once per matching subscription. aedes sends a queue as stored, so the
+   * entry takes the lower of the packet's and the subscription's QoS [MQTT-3.8.4-8] and
+   * a cleared RETAIN flag unless the subscription has Retain As Published [MQTT-3.3.1-9].
+   * A client with two matching subscriptions gets two entries, as aedes expects: its
+   * dedupe then clears one (see outgoingClearMessageId).
+   */
+  override async outgoingEnqueueCombi (subs: Array<{ clientId: string, topic?: string, qos?: number, rap?: boolean }>, packet: Record<string, any>): Promise<void> {
+    if (subs.length === 0) return
+    const stored = toStoredPacket(packet)
+    const writes = new Array<Promise<void>>(subs.length)
+    for (let i = 0; i < subs.length; i++) {
+      const sub = subs[i]
+      const clientId = sub.clientId
+      const seq = ++this.seq
+      const queued = i === 0 ? stored : copyStoredPacket(stored)
+      if (sub.qos !== undefined && sub.qos > 0 && sub.qos < (queued.qos ?? 0)) queued.qos = sub.qos
+      if (sub.topic !== undefined && sub.rap !== true && queued.retain === true) queued.retain = false
+      const entry: OutgoingEntry = { clientId, seq, key: outgoingKey(clientId, seq), packet: queued }
+      this.queueOf(clientId).push(entry)
+      writes[i] = this.writeEntry(entry)
+    }
+    await Promise.all(writes)
+  }
+
+  /**
+   * Records the packet identifier aedes gave a queued packet, or replaces a packet by
+   * identifier (with its PUBREL), as aedes-persistence does. A packet is matched by
+   * brokerId and brokerCounter, preferring an entry without an identifier (or with this
+   * one), so two entries of one packet (overlapping subscriptions) get one identifier each.
+   */
+  override async outgoingUpdate (client: PersistenceClient, packet: Record<string, any>): Promise<void> {
+    const queue = this.queues.get(client.id) ?? []
+    let sameCounter: OutgoingEntry | undefined
+    for (const entry of queue) {
+      const queued = entry.packet
+      if (queued.brokerId === packet.brokerId) {
+        if (queued.brokerCounter === packet.brokerCounter) {
+          if (queued.messageId === packet.messageId) return await entry.write
+          if (queued.messageId === undefined) return await this.setMessageId(entry, packet.messageId)
+          sameCounter ??= entry
+        }
+      } else if (queued.messageId === packet.messageId) {
+        entry.packet = toStoredPacket(packet)
+        return await this.writeEntry(entry)
+      }
+    }
+    if (sameCounter !== undefined) return await this.setMessageId(sameCounter, packet.messageId)
+    throw new Error('no such packet')
+  }
+
+  /**
+   * Removes the queued packet with this identifier and returns it. Without an identifier
+   * (aedes' dedupe or no-local dropped a delivery), the entry of the same packet
+   * (brokerId and brokerCounter) that has none is removed, not just any such entry.
+   */
+  override async outgoingClearMessageId (client: PersistenceClient, packet: { messageId?: number, brokerId?: string | null, brokerCounter?: number }): Promise<StoredPacket | undefined> {
+    const queue = this.queues.get(client.id)
+    if (queue === undefined) return undefined
+    let i = -1
+    if (packet.messageId === undefined && packet.brokerId !== undefined && packet.brokerId !== null) {
+      i = queue.findIndex(({ packet: queued }) => queued.messageId === undefined &&
+        queued.brokerId === packet.brokerId && queued.brokerCounter === packet.brokerCounter)
+    }
+    if (i === -1) i = queue.findIndex((entry) => entry.packet.messageId === packet.messageId)
+    if (i === -1) return undefined
+    const [entry] = queue.splice(i, 1)
+    if (queue.length === 0) this.queues.delete(client.id)
+    await this.logged(this.outgoingTable.del(entry.key), 'outgoing', client.id)
+    return entry.packet
+  }
+
+  override outgoingStream (client: PersistenceClient): Readable {
+    return Readable.from((this.queues.get(client.id) ?? []).map((entry) => entry.packet))
+  }
+
+  override async incomingStorePacket (client: PersistenceClient, packet: Record<string, any>): Promise<void> {
+    const stored = toStoredPacket(packet)
+    const persisted = client.clean === false
+    this.incomingOf(client.id).set(packet.messageId, { packet: stored, persisted })
+    if (persisted) {
+      await this.logged(this.incomingTable.put(incomingKey(client.id, packet.messageId), { clientId: client.id, packet: stored }), 'incoming', client.id)
+    }
+  }
+
+  override async incomingGetPacket (client: PersistenceClient, packet: { messageId: number }): Promise<StoredPacket> {
+    const held = this.incoming.get(client.id)?.get(packet.messageId)
+    if (held === undefined) throw new Error('no such packet')
+    return held.packet
+  }
+
+  override async incomingDelPacket (client: PersistenceClient, packet: { messageId: number }): Promise<void> {
+    const packets = this.incoming.get(client.id)
+    const held = packets?.get(packet.messageId)
+    if (packets === undefined || held === undefined) throw new Error('no such packet')
+    packets.delete(packet.messageId)
+    if (packets.size === 0) this.incoming.delete(client.id)
+    if (held.persisted) await this.logged(this.incomingTable.del(incomingKey(client.id, packet.messageId)), 'incoming', client.id)
+  }
+
+  /** Stores a will, tagged with this broker and the client as aedes-persistence does. */
+  override async putWill (client: PersistenceClient, packet: Record<string, any>): Promise<void> {
+    packet.brokerId = this.broker.id
+    packet.clientId = client.id
+    const persisted = client.clean === false
+    const previous = this.wills.get(client.id)
+    const stored = toStoredPacket(packet)
+    this.wills.set(client.id, { packet: stored, persisted })
+    if (persisted) await this.logged(this.willsTable.put(nameKey(client.id), stored), 'wills', client.id)
+    else if (previous?.persisted === true) await this.logged(this.willsTable.del(nameKey(client.id)), 'wills', client.id)
+  }
+
+  override async getWill (client: PersistenceClient): Promise<StoredPacket | undefined> {
+    return this.wills.get(client.id)?.packet
+  }
+
+  override async delWill (client: PersistenceClient): Promise<StoredPacket | undefined> {
+    const held = this.wills.get(client.id)
+    if (held === undefined) return undefined
+    this.wills.delete(client.id)
+    if (held.persisted) await this.logged(this.willsTable.del(nameKey(client.id)), 'wills', client.id)
+    return held.packet
+  }
+
+  /** Wills whose broker is not in `brokers` (aedes' map of live brokers). */
+  override streamWill (brokers: Record<string, unknown> = {}): Readable {
+    const wills = [...this.wills.values()].map(({ packet }) => packet)
+    return Readable.from(wills.filter((will) => brokers[will.brokerId as string] === undefined))
+  }
+
+  /** Waits for every write issued so far; the store stays open (the node owns it). */
+  override async destroy (): Promise<void> {
+    await super.destroy()
+    await this.store.flushed()
+  }
+
+  /** Persistent sessions with stored subscriptions or queued packets. */
+  * persistentSessions (): Iterable<PersistentSessionInfo> {
+    const ids = new Set([...this.sessionSubs.keys(), ...this.queues.keys()])
+    for (const clientId of ids) {
+      const queue = this.queues.get(clientId) ?? []
+      let inflight = 0
+      for (const entry of queue) if (entry.packet.messageId !== undefined) inflight++
+      yield { clientId, subscriptions: this.sessionSubs.get(clientId)?.size ?? 0, queued: queue.length, inflight }
+    }
+  }
+
+  /** Number of retained messages. */
+  retainedCount (): number {
+    return this.retainedTopics.size
+  }
+
+  private queueOf (clientId: string): OutgoingEntry[] {
+    let queue = this.queues.get(clientId)
+    if (queue === undefined) this.queues.set(clientId, queue = [])
+    return queue
+  }
+
+  private incomingOf (clientId: string): Map<number, Held> {
+    let packets = this.incoming.get(clientId)
+    if (packets === undefined) this.incoming.set(clientId, packets = new Map())
+    return packets
+  }
+
+  private setMessageId (entry: OutgoingEntry, messageId: number): Promise<void> {
+    entry.packet.messageId = messageId
+    return this.writeEntry(entry)
+  }
+
+  private writeEntry (entry: OutgoingEntry): Promise<void> {
+    const { clientId, seq, packet } = entry
+    return (entry.write = this.logged(this.outgoingTable.put(entry.key, { clientId, seq, packet }), 'outgoing', clientId))
+  }
+
+  /** Writes (or deletes, when empty) a client's subscriptions record. */
+  private writeSubscriptions (clientId: string): Promise<void> {
+    const record = this.sessionSubs.get(clientId)
+    const key = nameKey(clientId)
+    let write: Promise<void>
+    if (record === undefined || record.size === 0) {
+      this.sessionSubs.delete(clientId)
+      write = this.subsTable.del(key)
+    } else {
+      write = this.subsTable.put(key, { clientId, subs: Object.fromEntries(record) })
+    }
+    write = this.logged(write, 'subscriptions', clientId)
+    this.subsWrites.set(clientId, write)
+    const forget = (): void => { if (this.subsWrites.get(clientId) === write) this.subsWrites.delete(clientId) }
+    write.then(forget, forget)
+    return write
+  }
+
+  /** `write`, logging a failure with the table and the client or topic it was for. */
+  private logged (write: Promise<void>, table: string, name: string): Promise<void> {
+    return write.catch((err: Error) => {
+      this.log.error({ err, table, name }, 'store write failed')
+      throw err
+    })
+  }
+}
+
+/** Creates the aedes persistence over `init.store`; pass it as `persistence` to aedes. */
+export function createStorePersistence (init: StorePersistenceInit): StorePersistence {
+  return new StorePersistence(init)
+}

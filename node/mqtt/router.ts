@@ -1,0 +1,279 @@
+import { parseShared } from './topic.js'
+
+/** A delivery function as aedes registers it: deliver `packet`, then call `done`. */
+export type Listener = (packet: any, done: (err?: Error | null) => void) => void
+
+/** How a shared group picks the one member that gets a message (`broker.shared_subscription_strategy`). */
+export type SharedStrategy = 'random' | 'round_robin' | 'sticky' | 'hash'
+
+/** Route changes: a filter got its first subscriber on this node, or lost its last one. */
+export interface RouteEvents {
+  onRouteAdded?: (filter: string) => void
+  onRouteDeleted?: (filter: string) => void
+}
+
+class SharedGroup {
+  members: Listener[] = []
+  next = 0
+  sticky: Listener | null = null
+}
+
+/** One topic filter in the trie, with its plain listeners and shared groups. */
+class Entry {
+  listeners: Listener[] = []
+  groups: Map<string, SharedGroup> | null = null
+  constructor (readonly filter: string) {}
+  get empty (): boolean { return this.listeners.length === 0 && (this.groups === null || this.groups.size === 0) }
+}
+
+class TrieNode {
+  children = new Map<string, TrieNode>()
+  entry: Entry | null = null
+}
+
+const MAX_CACHED_TOPICS = 20000
+
+/**
+ * Tracks the completion of one emit: `done` is handed to every listener, and the
+ * caller's callback runs once all of them (and the emitter itself) are finished.
+ * One object per message, no closure per listener.
+ */
+class EmitState {
+  pending = 1
+  readonly done: () => void
+  constructor (private readonly cb: (err?: Error | null) => void) {
+    this.done = () => { if (--this.pending === 0) this.cb() }
+  }
+}
+
+/**
+ * The broker's message router, given to aedes as its `mq` emitter. It replaces mqemitter:
+ * - no internal queue: `emit` delivers at once and calls back when every listener has
+ *   written (so a slow subscriber holds the publisher's read loop: backpressure instead
+ *   of an unbounded queue, and no recursion when callbacks complete);
+ * - a trie of filters with a per-topic match cache (invalidated on any subscription change);
+ * - shared subscriptions (`$share/<group>/<filter>`, `$queue/<filter>`): one member of each
+ *   group gets each message, picked by the configured strategy;
+ * - route events for stats and the cluster: the first subscriber of a filter adds a route,
+ *   the last one removes it.
+ * Listeners registered before `markReady()` are aedes' own (broker heartbeats) and are
+ * neither routes nor reachable by client-visible topics.
+ */
+export class MessageRouter {
+  private readonly root = new TrieNode()
+  private readonly entries = new Map<string, Entry>()
+  private readonly cache = new Map<string, Entry[]>()
+  private ready = false
+  private readonly internalFilters = new Set<string>()
+  closed = false
+  /** Set by the cluster layer: called once for every client-visible message emitted locally. */
+  forwarder: ((packet: any) => void) | null = null
+  /** Called for a client-visible message that matched no local subscriber. */
+  onNoSubscribers: ((packet: any) => void) | null = null
+
+  constructor (
+    private strategy: SharedStrategy,
+    private readonly internalPrefix: string,
+    private readonly events: RouteEvents = {}
+  ) {}
+
+  /** From now on, new filters are client routes. */
+  markReady (): void { this.ready = true }
+
+  /** Changes the shared-subscription strategy at run time. */
+  setStrategy (strategy: SharedStrategy): void { this.strategy = strategy }
+
+  /** Number of client routes (distinct filters with at least one subscriber). */
+  get routeCount (): number { return this.entries.size - this.internalFilters.size }
+
+  /** The client routes (distinct filters; shared ones by their real filter). */
+  * routes (): Iterable<string> {
+    for (const filter of this.entries.keys()) if (!this.internalFilters.has(filter)) yield filter
+  }
+
+  /** True when some local subscriber's filter matches `topic`. */
+  hasSubscribers (topic: string): boolean {
+    return this.lookup(topic).length > 0
+  }
+
+  /** mqemitter API: add a listener for `topic` (a filter, possibly shared). */
+  on (topic: string, fn: Listener, done?: () => void): this {
+    let shared = null
+    try { shared = parseShared(topic) } catch { /* validated by the wire layer; treat as plain */ }
+    const filter = shared ? shared.filter : topic
+    let entry = this.entries.get(filter)
+    if (!entry) {
+      entry = new Entry(filter)
+      this.entries.set(filter, entry)
+      this.nodeFor(filter, true)!.entry = entry
+      if (!this.ready) this.internalFilters.add(filter)
+      else this.events.onRouteAdded?.(filter)
+    }
+    if (shared) {
+      if (entry.groups === null) entry.groups = new Map()
+      let group = entry.groups.get(shared.group)
+      if (!group) { group = new SharedGroup(); entry.groups.set(shared.group, group) }
+      group.members = [...group.members, fn]
+    } else {
+      // copy-on-write: an emit in progress keeps iterating the old array
+      entry.listeners = [...entry.listeners, fn]
+    }
+    this.cache.clear()
+    if (done) queueMicrotask(done)
+    return this
+  }
+
+  /** mqemitter API: remove a listener added with `on`. */
+  removeListener (topic: string, fn: Listener, done?: () => void): this {
+    let shared = null
+    try { shared = parseShared(topic) } catch { /* see on() */ }
+    const filter = shared ? shared.filter : topic
+    const entry = this.entries.get(filter)
+    if (entry) {
+      if (shared) {
+        const group = entry.groups?.get(shared.group)
+        if (group) {
+          group.members = group.members.filter(m => m !== fn)
+          if (group.sticky === fn) group.sticky = null
+          if (group.members.length === 0) entry.groups!.delete(shared.group)
+        }
+      } else {
+        entry.listeners = entry.listeners.filter(l => l !== fn)
+      }
+      if (entry.empty) this.deleteEntry(entry)
+      this.cache.clear()
+    }
+    if (done) queueMicrotask(done)
+    return this
+  }
+
+  /** mqemitter API: deliver `packet` to every matching listener; `cb` runs when all are done. */
+  emit (packet: any, cb?: (err?: Error | null) => void): this {
+    const callback = cb ?? noop
+    if (this.closed) { callback(new Error('router is closed')); return this }
+    const topic: string = packet.topic
+    const internal = topic.startsWith(this.internalPrefix)
+    const matched = this.lookup(topic)
+    if (!internal) {
+      if (this.forwarder !== null && packet.fromPeer !== true) this.forwarder(packet)
+      if (matched.length === 0 && this.onNoSubscribers !== null) this.onNoSubscribers(packet)
+    }
+    if (matched.length === 0) { callback(); return this }
+    const state = new EmitState(callback)
+    for (let i = 0; i < matched.length; i++) {
+      const entry = matched[i]
+      if (internal !== this.internalFilters.has(entry.filter)) continue
+      const listeners = entry.listeners
+      for (let j = 0; j < listeners.length; j++) {
+        state.pending++
+        listeners[j](packet, state.done)
+      }
+      if (entry.groups !== null) {
+        for (const group of entry.groups.values()) {
+          const member = this.pick(group, packet)
+          if (member) { state.pending++; member(packet, state.done) }
+        }
+      }
+    }
+    state.done()
+    return this
+  }
+
+  /** mqemitter API. */
+  close (cb?: () => void): void {
+    this.closed = true
+    if (cb) setImmediate(cb)
+  }
+
+  private pick (group: SharedGroup, packet: any): Listener | undefined {
+    const members = group.members
+    if (members.length === 0) return undefined
+    if (members.length === 1) return members[0]
+    switch (this.strategy) {
+      case 'round_robin':
+        return members[group.next++ % members.length]
+      case 'sticky':
+        if (group.sticky === null || !members.includes(group.sticky)) {
+          group.sticky = members[Math.floor(Math.random() * members.length)]
+        }
+        return group.sticky
+      case 'hash':
+        return members[hashString(packet.clientId ?? '') % members.length]
+      default:
+        return members[Math.floor(Math.random() * members.length)]
+    }
+  }
+
+  private lookup (topic: string): Entry[] {
+    let matched = this.cache.get(topic)
+    if (matched === undefined) {
+      matched = []
+      const levels = topic.split('/')
+      // [MQTT-4.7.2-1] wildcards at the first level do not match '$' topics
+      this.collect(this.root, levels, 0, topic.charCodeAt(0) === 36, matched)
+      if (this.cache.size >= MAX_CACHED_TOPICS) this.cache.clear()
+      this.cache.set(topic, matched)
+    }
+    return matched
+  }
+
+  private collect (node: TrieNode, levels: string[], i: number, dollar: boolean, out: Entry[]): void {
+    const wildOk = !(dollar && i === 0)
+    if (wildOk) {
+      const hash = node.children.get('#')
+      if (hash?.entry) out.push(hash.entry) // '#' also matches the parent level [MQTT-4.7.1-2]
+    }
+    if (i === levels.length) {
+      if (node.entry) out.push(node.entry)
+      return
+    }
+    const exact = node.children.get(levels[i])
+    if (exact) this.collect(exact, levels, i + 1, dollar, out)
+    if (wildOk) {
+      const plus = node.children.get('+')
+      if (plus) this.collect(plus, levels, i + 1, dollar, out)
+    }
+  }
+
+  private nodeFor (filter: string, create: boolean): TrieNode | null {
+    let node = this.root
+    for (const level of filter.split('/')) {
+      let child = node.children.get(level)
+      if (!child) {
+        if (!create) return null
+        child = new TrieNode()
+        node.children.set(level, child)
+      }
+      node = child
+    }
+    return node
+  }
+
+  private deleteEntry (entry: Entry): void {
+    this.entries.delete(entry.filter)
+    const internal = this.internalFilters.delete(entry.filter)
+    // prune the now-empty branch, deepest level first
+    const path: TrieNode[] = [this.root]
+    const levels = entry.filter.split('/')
+    for (const level of levels) path.push(path[path.length - 1].children.get(level)!)
+    path[path.length - 1].entry = null
+    for (let i = levels.length; i > 0; i--) {
+      const node = path[i]
+      if (node.entry !== null || node.children.size > 0) break
+      path[i - 1].children.delete(levels[i - 1])
+    }
+    if (!internal) this.events.onRouteDeleted?.(entry.filter)
+  }
+}
+
+function noop (): void {}
+
+/** FNV-1a, for the `hash` strategy: the same publisher always reaches the same member. */
+function hashString (s: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return h >>> 0
+}

@@ -1,0 +1,78 @@
+import type { SharedStrategy } from './router.js'
+
+/**
+ * The MQTT core's settings, taken from the node configuration (keys in comments).
+ * Kept separate from the config object so the core can be started in tests without a file.
+ */
+export interface BrokerSettings {
+  /** `node.name`; also aedes' id, so its internal `$SYS/<id>/...` topics are ours to hide. */
+  nodeName: string
+  /** `allow_anonymous`: decision when no auth provider has an opinion. */
+  allowAnonymous: boolean
+  /** `mqtt.max_packet_size`, bytes. */
+  maxPacketSize: number
+  /** `mqtt.max_clientid_len`. */
+  maxClientIdLen: number
+  /** `mqtt.max_topic_levels`; 0 = no limit (aedes' ceiling of 100 applies). */
+  maxTopicLevels: number
+  /** `mqtt.max_qos_allowed`. */
+  maxQos: number
+  /** `mqtt.max_topic_alias`: aliases a client may set towards the broker. */
+  maxTopicAlias: number
+  /** `mqtt.retain_available`. */
+  retainAvailable: boolean
+  /** `mqtt.wildcard_subscription`. */
+  wildcardSubscription: boolean
+  /** `mqtt.shared_subscription`. */
+  sharedSubscription: boolean
+  /** `broker.shared_subscription_strategy`. */
+  sharedStrategy: SharedStrategy
+  /** `mqtt.server_keepalive`, seconds; 0 = v5 clients keep what they ask. */
+  serverKeepalive: number
+  /** `mqtt.max_inflight`: the Receive Maximum advertised to and enforced on v5 clients. */
+  maxInflight: number
+  /** `mqtt.session_expiry_interval`, ms: cap on a v5 client's Session Expiry Interval. */
+  sessionExpiryMs: number
+  /** `mqtt.idle_timeout`, ms: time allowed between accepting a socket and its CONNECT. */
+  idleTimeoutMs: number
+}
+
+/** Defaults matching etc/starling.conf, for tests and embedding. */
+export const DEFAULT_BROKER_SETTINGS: BrokerSettings = {
+  nodeName: 'starling@127.0.0.1',
+  allowAnonymous: true,
+  maxPacketSize: 1024 * 1024, // 1MB
+  maxClientIdLen: 65535,
+  maxTopicLevels: 0,
+  maxQos: 2,
+  maxTopicAlias: 65535,
+  retainAvailable: true,
+  wildcardSubscription: true,
+  sharedSubscription: true,
+  sharedStrategy: 'random',
+  serverKeepalive: 0,
+  maxInflight: 32,
+  sessionExpiryMs: 2 * 3600 * 1000, // 2h
+  idleTimeoutMs: 15000 // 15s
+}
+
+/** Reads the broker settings from a loaded node configuration. */
+export function brokerSettingsFrom (cfg: Record<string, any>): BrokerSettings {
+  return {
+    nodeName: cfg['node.name'],
+    allowAnonymous: cfg.allow_anonymous,
+    maxPacketSize: cfg['mqtt.max_packet_size'],
+    maxClientIdLen: cfg['mqtt.max_clientid_len'],
+    maxTopicLevels: cfg['mqtt.max_topic_levels'],
+    maxQos: cfg['mqtt.max_qos_allowed'],
+    maxTopicAlias: cfg['mqtt.max_topic_alias'],
+    retainAvailable: cfg['mqtt.retain_available'],
+    wildcardSubscription: cfg['mqtt.wildcard_subscription'],
+    sharedSubscription: cfg['mqtt.shared_subscription'],
+    sharedStrategy: cfg['broker.shared_subscription_strategy'],
+    serverKeepalive: Math.floor(cfg['mqtt.server_keepalive'] / 1000),
+    maxInflight: cfg['mqtt.max_inflight'],
+    sessionExpiryMs: cfg['mqtt.session_expiry_interval'],
+    idleTimeoutMs: cfg['mqtt.idle_timeout']
+  }
+}

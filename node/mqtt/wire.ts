@@ -1,0 +1,339 @@
+import type { Duplex } from 'node:stream'
+import { type Metrics, RECEIVED_PACKET_METRIC, SENT_PACKET_METRIC, QOS_SENT_METRIC } from '../metrics.js'
+import { scanSubscribe, patchSuback, type SubscribePolicy, type PendingSuback } from './wire-subscribe.js'
+
+/** Limits and policies the wire layer enforces before aedes sees a packet. */
+export interface WireLimits extends SubscribePolicy {
+  /** Receive Maximum the broker advertises (`mqtt.max_inflight`): QoS 1/2 publishes a v5 client may have unacknowledged. */
+  receiveMaximum: number
+  /** `mqtt.max_qos_allowed`. */
+  maxQos: number
+  /** `mqtt.retain_available`. */
+  retainAvailable: boolean
+  /** `mqtt.max_packet_size`: a frame above it is left to aedes, which rejects it (0x95). */
+  maxPacketSize: number
+  /** Bytes buffered for one socket before `write` asks the writer to wait for 'drain'. */
+  highWaterMark: number
+}
+
+/** Per-connection traffic counters (the Connection fields `recv_*` / `send_*`). */
+export interface WireCounters {
+  recvCnt: number, recvOct: number, recvPkt: number, recvMsg: number
+  sendCnt: number, sendOct: number, sendPkt: number, sendMsg: number
+}
+
+/** A protocol violation found on the wire: the broker disconnects with this reason code. */
+export type ViolationHandler = (wire: Wire, reasonCode: number, message: string) => void
+
+const PUBLISH = 3
+const CONNECT = 1
+const SUBSCRIBE = 8
+const UNSUBSCRIBE = 10
+const CONNACK = 2
+const PUBACK = 4
+const PUBREC = 5
+const PUBCOMP = 7
+const SUBACK = 9
+
+/** Wires with buffered output; flushed together once per event-loop turn. */
+const dirty: Wire[] = []
+let flushScheduled = false
+
+function flushAll (): void {
+  flushScheduled = false
+  // a wire may re-dirty itself while flushing (e.g. held output released): loop by index
+  for (let i = 0; i < dirty.length; i++) dirty[i].flush()
+  dirty.length = 0
+}
+
+/**
+ * Interposes on one client connection between the socket and aedes, without changing aedes:
+ * the socket's own `read` and `write` are replaced on that socket instance.
+ *
+ * Outbound: everything aedes writes in one event-loop turn goes to the socket as ONE write
+ * (aedes otherwise makes a writev per packet, the top of its CPU profile). While `holds > 0`
+ * output is kept back: the broker holds a publisher's PUBACK/PUBREC until the message is
+ * durable. `write` returns false above the high-water mark so aedes waits for 'drain', which
+ * slows the publishers feeding this subscriber instead of growing memory.
+ *
+ * Inbound: frames are scanned (not decoded) to count packets and bytes, enforce Receive
+ * Maximum, Maximum QoS and Retain Available, and to rewrite SUBSCRIBE/UNSUBSCRIBE filters in
+ * place (same length) for the features aedes refuses or mishandles: shared subscriptions and
+ * per-filter reason codes (see wire-subscribe.ts).
+ */
+export class Wire {
+  readonly counters: WireCounters = { recvCnt: 0, recvOct: 0, recvPkt: 0, recvMsg: 0, sendCnt: 0, sendOct: 0, sendPkt: 0, sendMsg: 0 }
+  /** MQTT protocol level from CONNECT (3, 4 or 5); 0 before CONNECT. */
+  protocolVersion = 0
+  /** Output is held while > 0 (see class doc). */
+  holds = 0
+  /** Rewrites a successful v5 CONNACK frame (properties aedes cannot set); set by the broker. */
+  connackRewriter: ((frame: Buffer) => Buffer) | null = null
+  /** SUBACK corrections per SUBSCRIBE packet id, filled by the inbound scan and the authorizer. */
+  readonly subacks = new Map<number, PendingSuback>()
+  /** Peer address and port, set by the listener. */
+  peer = { address: '', port: 0 }
+  /** Why the connection ended, for the listener's `shutdown_count` (set by whoever closes it). */
+  closeReason = 'closed'
+
+  private chunks: Buffer[] = []
+  private pendingBytes = 0
+  private queued = false
+  private owedDrain = false
+  private carry: Buffer | null = null
+  private skip = 0
+  private dead = false
+  private readonly inflight = new Set<number>()
+  private readonly origWrite: (chunk: any, cb?: any) => boolean
+  private readonly origRead: (n?: number) => any
+
+  constructor (
+    readonly socket: Duplex,
+    private readonly limits: WireLimits,
+    private readonly metrics: Metrics,
+    private readonly onViolation: ViolationHandler
+  ) {
+    this.origWrite = socket.write.bind(socket) as any
+    this.origRead = socket.read.bind(socket)
+    const wire = this
+    socket.write = function bufferedWrite (chunk: any, encoding?: any, cb?: any): boolean {
+      return wire.enqueue(chunk, typeof encoding === 'function' ? encoding : cb)
+    } as any
+    socket.read = function scannedRead (n?: number): any {
+      const buf = wire.origRead(n)
+      if (n === 0 || buf === null || buf === undefined || !Buffer.isBuffer(buf)) return buf
+      return wire.scanInbound(buf)
+    }
+  }
+
+  /** Bytes written by aedes but not yet handed to the socket (Connection `send_pend`). */
+  get pending (): number { return this.pendingBytes }
+
+  /** Number of QoS 1/2 publishes from the client not yet acknowledged. */
+  get inflightIn (): number { return this.inflight.size }
+
+  /**
+   * Sets the SUBACK reason code for `filter` in the SUBSCRIBE being answered (the authorizer
+   * calls this: ACL denials answer 0x80, a QoS above `mqtt.max_qos_allowed` is granted lower).
+   */
+  setSubackCode (filter: string, code: number): void {
+    for (const pending of this.subacks.values()) {
+      const i = pending.filters.indexOf(filter)
+      if (i !== -1 && pending.codes[i] === null) { pending.codes[i] = code; return }
+    }
+  }
+
+  /** Releases one hold and flushes what was kept back. */
+  release (): void {
+    if (this.holds > 0 && --this.holds === 0 && this.chunks.length > 0) this.schedule()
+  }
+
+  private enqueue (chunk: any, cb?: (err?: Error | null) => void): boolean {
+    if (this.dead || this.socket.destroyed) {
+      if (cb) queueMicrotask(() => cb(new Error('connection closed')))
+      return false
+    }
+    const buf: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    this.chunks.push(buf)
+    this.pendingBytes += buf.length
+    if (cb) (this.callbacks ??= []).push(cb)
+    this.schedule()
+    // Held output must not ask for 'drain': the hold is released only when the publish that
+    // caused it completes, and that publish may be waiting on this very write.
+    if (this.holds === 0 && (this.pendingBytes >= this.limits.highWaterMark || (this.socket as any).writableNeedDrain)) {
+      this.owedDrain = true
+      return false
+    }
+    return true
+  }
+
+  private callbacks: Array<(err?: Error | null) => void> | null = null
+
+  private schedule (): void {
+    if (this.queued) return
+    this.queued = true
+    dirty.push(this)
+    if (!flushScheduled) {
+      flushScheduled = true
+      setImmediate(flushAll)
+    }
+  }
+
+  /** Hands everything buffered to the socket in one write. Called once per turn. */
+  flush (): void {
+    this.queued = false
+    if (this.holds > 0 || this.chunks.length === 0) return
+    const socket = this.socket
+    const parts = this.chunks
+    const cbs = this.callbacks
+    this.chunks = []
+    this.callbacks = null
+    this.pendingBytes = 0
+    if (socket.destroyed) {
+      if (cbs) for (const cb of cbs) cb(new Error('connection closed'))
+      return
+    }
+    let buf = parts.length === 1 ? parts[0] : Buffer.concat(parts)
+    buf = this.scanOutbound(buf)
+    this.counters.sendCnt++
+    const ok = this.origWrite(buf, cbs === null ? undefined : (err?: Error | null) => { for (const cb of cbs) cb(err) })
+    if (this.owedDrain && ok) {
+      this.owedDrain = false
+      socket.emit('drain')
+    } else if (!ok) {
+      this.owedDrain = false // the socket's own 'drain' will reach aedes' listener
+    }
+  }
+
+  /** Counts outbound frames and patches SUBACK/CONNACK; returns the bytes to send. */
+  private scanOutbound (buf: Buffer): Buffer {
+    const m = this.metrics
+    const c = this.counters
+    c.sendOct += buf.length
+    m['bytes/sent'] += buf.length
+    let pos = 0
+    let out = buf
+    while (pos < out.length) {
+      const b0 = out[pos]
+      const type = b0 >> 4
+      let len = 0
+      let mul = 1
+      let i = pos + 1
+      let byte: number
+      do { byte = out[i++]; len += (byte & 127) * mul; mul *= 128 } while ((byte & 128) !== 0 && i < out.length)
+      const body = i
+      const end = body + len
+      c.sendPkt++
+      m['packets/sent']++
+      const metric = SENT_PACKET_METRIC[type]
+      if (metric !== null) m[metric]++
+      if (type === PUBLISH) {
+        c.sendMsg++
+        m['messages/sent']++
+        m[QOS_SENT_METRIC[(b0 >> 1) & 3]]++
+      } else if (type === PUBACK || type === PUBCOMP || type === PUBREC) {
+        const id = out.readUInt16BE(body)
+        // PUBREC ends the exchange only when it carries an error reason code (v5)
+        if (type !== PUBREC || (len > 2 && out[body + 2] >= 0x80)) this.inflight.delete(id)
+      } else if (type === SUBACK) {
+        const id = out.readUInt16BE(body)
+        const pending = this.subacks.get(id)
+        if (pending !== undefined) {
+          this.subacks.delete(id)
+          patchSuback(out, body, end, this.protocolVersion, pending.codes)
+        }
+      } else if (type === CONNACK && this.connackRewriter !== null && this.protocolVersion === 5) {
+        const rewritten = this.connackRewriter(out.subarray(pos, end))
+        this.connackRewriter = null
+        out = Buffer.concat([out.subarray(0, pos), rewritten, out.subarray(end)])
+        pos += rewritten.length
+        continue
+      }
+      pos = end
+    }
+    return out
+  }
+
+  /** Scans inbound bytes; returns what aedes may parse now (incomplete control frames wait). */
+  private scanInbound (chunk: Buffer): Buffer | null {
+    if (this.dead) return null
+    const c = this.counters
+    c.recvCnt++
+    c.recvOct += chunk.length
+    this.metrics['bytes/received'] += chunk.length
+    let buf = chunk
+    if (this.carry !== null) { buf = Buffer.concat([this.carry, chunk]); this.carry = null }
+    let pos = 0
+    if (this.skip > 0) {
+      const n = Math.min(this.skip, buf.length)
+      this.skip -= n
+      pos = n
+    }
+    while (pos < buf.length) {
+      // fixed header: type/flags byte, then 1..4 bytes of remaining length
+      let len = 0
+      let mul = 1
+      let i = pos + 1
+      let complete = false
+      while (i < buf.length && i <= pos + 4) {
+        const byte = buf[i++]
+        len += (byte & 127) * mul
+        mul *= 128
+        if ((byte & 128) === 0) { complete = true; break }
+      }
+      if (!complete) {
+        if (i > pos + 4) break // malformed length: let aedes' parser reject it
+        return this.keep(buf, pos)
+      }
+      const b0 = buf[pos]
+      const type = b0 >> 4
+      const body = i
+      const end = body + len
+      if (type === CONNECT || type === SUBSCRIBE || type === UNSUBSCRIBE || (type === PUBLISH && (b0 & 6) !== 0)) {
+        // these need (a prefix of) their body: wait until it is here, unless it is oversized
+        const need = type === PUBLISH ? publishPrefix(buf, body, end) : end
+        if (need > buf.length && len <= this.limits.maxPacketSize) return this.keep(buf, pos)
+      }
+      this.countInbound(type)
+      if (type === PUBLISH) {
+        if (!this.checkPublish(buf, b0, body, end)) return this.stop(buf, pos)
+      } else if (type === CONNECT && end <= buf.length) {
+        const nameLen = buf.readUInt16BE(body)
+        this.protocolVersion = buf[body + 2 + nameLen]
+      } else if ((type === SUBSCRIBE || type === UNSUBSCRIBE) && end <= buf.length && this.protocolVersion !== 0) {
+        const pending = scanSubscribe(buf, body, end, type === SUBSCRIBE, this.protocolVersion, this.limits)
+        if (pending !== null) this.subacks.set(buf.readUInt16BE(body), pending)
+      }
+      if (end > buf.length) { this.skip = end - buf.length; break }
+      pos = end
+    }
+    return buf
+  }
+
+  private countInbound (type: number): void {
+    this.counters.recvPkt++
+    this.metrics['packets/received']++
+    const metric = RECEIVED_PACKET_METRIC[type]
+    if (metric !== null) this.metrics[metric]++
+  }
+
+  /** Receive Maximum, Maximum QoS and Retain Available for one inbound PUBLISH. */
+  private checkPublish (buf: Buffer, b0: number, body: number, end: number): boolean {
+    this.counters.recvMsg++
+    const qos = (b0 >> 1) & 3
+    if (qos > this.limits.maxQos) return this.violation(0x9b, `QoS ${qos} is above mqtt.max_qos_allowed`)
+    if ((b0 & 1) === 1 && !this.limits.retainAvailable) return this.violation(0x9a, 'retain is not available')
+    if (qos > 0 && end - body >= 2) {
+      const topicLen = buf.readUInt16BE(body)
+      const id = buf.readUInt16BE(body + 2 + topicLen)
+      this.inflight.add(id)
+      if (this.protocolVersion === 5 && this.inflight.size > this.limits.receiveMaximum) {
+        return this.violation(0x93, `more than ${this.limits.receiveMaximum} unacknowledged QoS 1/2 publishes (Receive Maximum)`)
+      }
+    }
+    return true
+  }
+
+  private violation (reasonCode: number, message: string): boolean {
+    this.dead = true
+    this.onViolation(this, reasonCode, message)
+    return false
+  }
+
+  /** Passes bytes before `pos` on and keeps the incomplete frame at `pos` for the next read. */
+  private keep (buf: Buffer, pos: number): Buffer | null {
+    this.carry = Buffer.from(buf.subarray(pos))
+    return pos === 0 ? null : buf.subarray(0, pos)
+  }
+
+  /** After a violation: aedes gets what came before the offending frame, nothing after. */
+  private stop (buf: Buffer, pos: number): Buffer | null {
+    return pos === 0 ? null : buf.subarray(0, pos)
+  }
+}
+
+/** End offset of the PUBLISH prefix the scan reads (topic length, topic, packet id). */
+function publishPrefix (buf: Buffer, body: number, end: number): number {
+  if (body + 2 > buf.length) return Math.min(body + 2, end)
+  return Math.min(body + 2 + buf.readUInt16BE(body) + 2, end)
+}

@@ -1,0 +1,131 @@
+import { existsSync, mkdirSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import type { Logger } from './logger.js'
+import { type StarlingConfig, resolvePath, ensureDevCertificates } from './config/index.js'
+import { createStore, type Store } from './store/index.js'
+import { createStorePersistence } from './mqtt/persistence.js'
+import { Broker } from './mqtt/broker.js'
+import { brokerSettingsFrom } from './mqtt/settings.js'
+import { MqttListener, type ListenerSpec, type ListenerInfo } from './mqtt/listeners.js'
+import { createMetrics, type Metrics } from './metrics.js'
+import { createControlServer, type ControlServer } from './control/index.js'
+import { VERSION } from './version.js'
+
+/** A running Starling node: the MQTT core, its listeners, store and control socket. */
+export interface StarlingNode {
+  readonly config: StarlingConfig
+  readonly logger: Logger
+  readonly store: Store
+  readonly broker: Broker
+  readonly metrics: Metrics
+  readonly listeners: readonly MqttListener[]
+  readonly control: ControlServer
+  /** `node.name`. */
+  readonly name: string
+  /** When the node finished starting (ms since epoch). */
+  readonly startedAt: number
+  /** The bound port of a listener by protocol (`mqtt:tcp` ...), for tests and logs. */
+  port: (protocol: ListenerSpec['protocol']) => number
+  /** Stops accepting, disconnects clients (v5: 0x8B), flushes and closes the store. */
+  stop: () => Promise<void>
+}
+
+/** Where `starling-ctl` reaches a node: a Unix socket in its data directory. */
+export function controlSocketPath (cfg: StarlingConfig, cwd?: string): string {
+  return join(resolvePath(cfg, 'node.data_dir', cwd), 'starling-ctl.sock')
+}
+
+/**
+ * Starts a node from a loaded configuration. Everything is started in dependency order
+ * (store, MQTT core, listeners, control socket); a failure stops what was started and
+ * rejects with an error naming what could not start.
+ */
+export async function startNode (config: StarlingConfig, init: { logger: Logger, cwd?: string }): Promise<StarlingNode> {
+  const { logger } = init
+  const cwd = init.cwd ?? process.cwd()
+  const name = config['node.name']
+  const dataDir = resolvePath(config, 'node.data_dir', cwd)
+  mkdirSync(dataDir, { recursive: true })
+  const metrics = createMetrics()
+  const store = await createStore({ dir: join(dataDir, 'store'), logger: logger.child({ component: 'store' }) })
+  const cleanups: Array<() => Promise<void>> = [() => store.close()]
+  try {
+    const persistence = createStorePersistence({ store, logger: logger.child({ component: 'mqtt:persistence' }) })
+    const broker = await Broker.create(brokerSettingsFrom(config), { logger: logger.child({ component: 'mqtt' }), metrics, persistence })
+    cleanups.unshift(() => broker.close())
+    const listeners = listenerSpecs(config, cwd, logger).map(spec => new MqttListener(spec, broker, logger.child({ component: 'mqtt:listeners' })))
+    for (const listener of listeners) {
+      try {
+        await listener.start()
+      } catch (err: any) {
+        throw new Error(`cannot start the ${listener.spec.protocol} listener on ${listener.spec.host}:${listener.spec.port}: ${err.message}`)
+      }
+      cleanups.unshift(() => listener.stop())
+    }
+    const startedAt = Date.now()
+    const control = createControlServer({ socketPath: controlSocketPath(config, cwd), logger: logger.child({ component: 'control' }), handlers: {} })
+    control.register('status', () => ({ node: name, status: 'started', version: VERSION, uptime: Math.floor((Date.now() - startedAt) / 1000) }))
+    control.register('listeners', (): ListenerInfo[] => listeners.map(l => l.info()))
+    await control.start()
+    cleanups.unshift(() => control.stop())
+    let stopping: Promise<void> | null = null
+    const node: StarlingNode = {
+      config, logger, store, broker, metrics, listeners, control, name, startedAt,
+      port: (protocol) => listeners.find(l => l.spec.protocol === protocol)?.port ?? 0,
+      stop: () => (stopping ??= runAll(cleanups, logger))
+    }
+    logger.info({ version: VERSION, dataDir }, `node ${name} started`)
+    return node
+  } catch (err) {
+    await runAll(cleanups, logger)
+    throw err
+  }
+}
+
+async function runAll (steps: Array<() => Promise<void>>, logger: Logger): Promise<void> {
+  for (const step of steps) {
+    try {
+      await step()
+    } catch (err) {
+      logger.warn({ err }, 'error while stopping')
+    }
+  }
+}
+
+/** The MQTT listeners from `listener.<tcp|ssl|ws|wss>.external*`; an empty address disables one. */
+function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): ListenerSpec[] {
+  const c = cfg as Record<string, any>
+  const specs: ListenerSpec[] = []
+  const kinds = [['tcp', 'mqtt:tcp'], ['ssl', 'mqtt:ssl'], ['ws', 'mqtt:ws'], ['wss', 'mqtt:wss']] as const
+  for (const [kind, protocol] of kinds) {
+    const key = `listener.${kind}.external`
+    const address = c[key]
+    if (address === null || address === undefined) continue
+    const spec: ListenerSpec = {
+      protocol,
+      host: address.host,
+      port: address.port,
+      maxConns: c[`${key}.max_conns`],
+      acceptors: c[`${key}.acceptors`]
+    }
+    if (kind === 'ws' || kind === 'wss') spec.path = c[`${key}.mqtt_path`]
+    if (kind === 'ssl' || kind === 'wss') {
+      const file = (k: string): string => resolve(cwd, c[`${key}.${k}`])
+      spec.tls = {
+        keyfile: file('keyfile'),
+        certfile: file('certfile'),
+        cacertfile: file('cacertfile'),
+        verify: c[`${key}.verify`],
+        failIfNoPeerCert: c[`${key}.fail_if_no_peer_cert`]
+      }
+      for (const k of ['keyfile', 'certfile'] as const) {
+        if (existsSync(spec.tls[k])) continue
+        // the shipped defaults point at etc/certs: make the development certificate there
+        if (dirname(spec.tls[k]) === resolve(cwd, 'etc/certs')) ensureDevCertificates(dirname(spec.tls[k]), logger)
+        else throw new Error(`TLS file ${spec.tls[k]} (${key}.${k}) does not exist; point ${key}.${k} at a PEM file`)
+      }
+    }
+    specs.push(spec)
+  }
+  return specs
+}

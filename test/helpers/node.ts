@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import { loadConfig } from '../../node/config/index.js'
+import { silentLogger } from '../../node/logger.js'
+import { startNode, type StarlingNode } from '../../node/node.js'
+
+/** Config overrides every test node gets: ephemeral ports on loopback, never the defaults. */
+export const EPHEMERAL: Record<string, string> = {
+  'listener.tcp.external': '127.0.0.1:0',
+  'listener.ssl.external': '127.0.0.1:0',
+  'listener.ws.external': '127.0.0.1:0',
+  'listener.wss.external': '127.0.0.1:0',
+  'management.listener.http': '127.0.0.1:0',
+  'dashboard.listener.http': '127.0.0.1:0',
+  'cluster.listen': '127.0.0.1:0'
+}
+
+/** A node started for a test, with its own temporary data directory. */
+export interface TestNode extends StarlingNode {
+  dataDir: string
+  /** Stops the node and deletes its data directory. */
+  destroy: () => Promise<void>
+}
+
+/**
+ * Starts a node on ephemeral ports with a fresh data directory (or `dataDir` to reuse one,
+ * e.g. for restart tests). `overrides` are config keys and values as in etc/starling.conf.
+ */
+export async function startTestNode (overrides: Record<string, string> = {}, dataDir?: string): Promise<TestNode> {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'starling-'))
+  const config = loadConfig({ env: {}, overrides: { ...EPHEMERAL, 'node.data_dir': dir, ...overrides } })
+  const node = await startNode(config, { logger: silentLogger() })
+  return Object.assign(node, {
+    dataDir: dir,
+    destroy: async () => {
+      await node.stop()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }) as TestNode
+}
+
+/** Opened clients, closed by {@link closeClients}. */
+const opened = new Set<MqttClient>()
+
+/** Connects an mqtt.js client to the node's TCP listener and resolves once CONNACK arrives. */
+export async function connect (node: StarlingNode, opts: IClientOptions = {}): Promise<MqttClient> {
+  const client = mqtt.connect({
+    host: '127.0.0.1',
+    port: node.port('mqtt:tcp'),
+    reconnectPeriod: 0,
+    connectTimeout: 5000,
+    ...opts
+  })
+  opened.add(client)
+  await new Promise<void>((resolve, reject) => {
+    client.once('connect', () => resolve())
+    client.once('error', reject)
+    client.once('close', () => reject(new Error('connection closed before CONNACK')))
+  })
+  return client
+}
+
+/** Ends every client opened by {@link connect} (forcefully: tests do not wait for DISCONNECT). */
+export async function closeClients (): Promise<void> {
+  await Promise.all([...opened].map(c => new Promise<void>(resolve => c.end(true, {}, () => resolve()))))
+  opened.clear()
+}
+
+/** Resolves when `predicate` returns true, checking after each event-loop turn; fails after `timeoutMs`. */
+export async function waitFor (predicate: () => boolean, what = 'condition', timeoutMs = 10000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise(resolve => setTimeout(resolve, 5))
+  }
+}
+
+/** A received message as mqtt.js reports it. */
+export interface Received { topic: string, payload: Buffer, packet: any }
+
+/** Collects the messages a client receives, in order. */
+export function collect (client: MqttClient): Received[] {
+  const out: Received[] = []
+  client.on('message', (topic, payload, packet) => out.push({ topic, payload, packet }))
+  return out
+}
+
+/** Resolves with the next message the client receives. */
+export function nextMessage (client: MqttClient, timeoutMs = 5000): Promise<Received> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no message arrived')), timeoutMs)
+    client.once('message', (topic, payload, packet) => { clearTimeout(timer); resolve({ topic, payload, packet }) })
+  })
+}
