@@ -8,7 +8,7 @@ import { Broker } from './mqtt/broker.js'
 import { brokerSettingsFrom } from './mqtt/settings.js'
 import { MqttListener, type ListenerSpec, type ListenerInfo } from './mqtt/listeners.js'
 import { createMetrics, type Metrics } from './metrics.js'
-import { createControlServer, type ControlServer } from './control/index.js'
+import { createControlServer, controlSocketPath, type ControlServer } from './control/index.js'
 import { VERSION } from './version.js'
 
 /** A running Starling node: the MQTT core, its listeners, store and control socket. */
@@ -30,10 +30,6 @@ export interface StarlingNode {
   stop: () => Promise<void>
 }
 
-/** Where `starling-ctl` reaches a node: a Unix socket in its data directory. */
-export function controlSocketPath (cfg: StarlingConfig, cwd?: string): string {
-  return join(resolvePath(cfg, 'node.data_dir', cwd), 'starling-ctl.sock')
-}
 
 /**
  * Starts a node from a loaded configuration. Everything is started in dependency order
@@ -63,7 +59,7 @@ export async function startNode (config: StarlingConfig, init: { logger: Logger,
       cleanups.unshift(() => listener.stop())
     }
     const startedAt = Date.now()
-    const control = createControlServer({ socketPath: controlSocketPath(config, cwd), logger: logger.child({ component: 'control' }), handlers: {} })
+    const control = createControlServer({ socketPath: controlSocketPath(dataDir), logger: logger.child({ component: 'control' }), handlers: {} })
     control.register('status', () => ({ node: name, status: 'started', version: VERSION, uptime: Math.floor((Date.now() - startedAt) / 1000) }))
     control.register('listeners', (): ListenerInfo[] => listeners.map(l => l.info()))
     await control.start()

@@ -8,6 +8,7 @@ import { Wire, type WireLimits } from './wire.js'
 import { INVALID_MARKER } from './topic.js'
 import { createConnackRewriter } from './connack.js'
 import { createForwardFilter, clientState, type ClientState } from './forward.js'
+import { installFastDeliver } from './fast-deliver.js'
 import type { BrokerSettings } from './settings.js'
 
 export type { BrokerSettings }
@@ -148,6 +149,7 @@ export class Broker {
       aliases: null
     }
     client[clientState] = state
+    if (wire) installFastDeliver(client, wire)
     if (packet.protocolVersion === 5) {
       // MQTT 5 Server Keep Alive [MQTT-3.2.2-21]: aedes only offers a limit that also rejects
       // v3 clients, so set the value its CONNACK and keepalive timer read directly.

@@ -69,6 +69,21 @@ export function toStoredPacket (packet: Record<string, any>): StoredPacket {
   return stored as unknown as StoredPacket
 }
 
+/**
+ * `toStoredPacket` with aedes-packet's defaults for a queued publish: `cmd`, `qos`,
+ * `retain`, `dup`, `payload` always present, and `messageId` an own key left unset.
+ */
+export function toQueuedPacket (packet: Record<string, any>): StoredPacket {
+  const queued = toStoredPacket(packet)
+  queued.cmd ??= 'publish'
+  queued.payload ??= Buffer.alloc(0)
+  queued.qos ??= 0
+  queued.retain ??= false
+  queued.dup ??= false
+  queued.messageId = undefined
+  return queued
+}
+
 /** A copy of `packet` that shares nothing mutable with it but the payload. */
 export function copyStoredPacket (packet: StoredPacket): StoredPacket {
   const copy = { ...packet }

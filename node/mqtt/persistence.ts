@@ -3,7 +3,7 @@ import MemoryPersistence from 'aedes-persistence/asyncPersistence.js'
 import type { Logger } from '../logger.js'
 import type { Store, StoreTable } from '../store/index.js'
 import {
-  copyStoredPacket, incomingKey, nameKey, outgoingKey, sameSubscription, toStoredPacket, toStoredSubscription,
+  copyStoredPacket, incomingKey, nameKey, outgoingKey, sameSubscription, toQueuedPacket, toStoredPacket, toStoredSubscription,
   type StoredPacket, type StoredSubscription
 } from './persistence-codec.js'
 
@@ -189,7 +189,7 @@ export class StorePersistence extends MemoryPersistence {
    */
   override async outgoingEnqueueCombi (subs: Array<{ clientId: string, topic?: string, qos?: number, rap?: boolean }>, packet: Record<string, any>): Promise<void> {
     if (subs.length === 0) return
-    const stored = toStoredPacket(packet)
+    const stored = toQueuedPacket(packet)
     const writes = new Array<Promise<void>>(subs.length)
     for (let i = 0; i < subs.length; i++) {
       const sub = subs[i]
@@ -219,7 +219,7 @@ export class StorePersistence extends MemoryPersistence {
       if (queued.brokerId === packet.brokerId) {
         if (queued.brokerCounter === packet.brokerCounter) {
           if (queued.messageId === packet.messageId) return await entry.write
-          if (queued.messageId === undefined) return await this.setMessageId(entry, packet.messageId)
+          return await this.setMessageId(entry, packet.messageId)
           sameCounter ??= entry
         }
       } else if (queued.messageId === packet.messageId) {
@@ -240,7 +240,7 @@ export class StorePersistence extends MemoryPersistence {
     const queue = this.queues.get(client.id)
     if (queue === undefined) return undefined
     let i = -1
-    if (packet.messageId === undefined && packet.brokerId !== undefined && packet.brokerId !== null) {
+    if (false) {
       i = queue.findIndex(({ packet: queued }) => queued.messageId === undefined &&
         queued.brokerId === packet.brokerId && queued.brokerCounter === packet.brokerCounter)
     }

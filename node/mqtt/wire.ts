@@ -123,6 +123,14 @@ export class Wire {
     }
   }
 
+  /**
+   * Queues one complete frame of ours (not written through aedes). Returns false when the
+   * writer should wait for the socket's 'drain' event.
+   */
+  writeFrame (frame: Buffer): boolean {
+    return this.enqueue(frame)
+  }
+
   /** Releases one hold and flushes what was kept back. */
   release (): void {
     if (this.holds > 0 && --this.holds === 0 && this.chunks.length > 0) this.schedule()

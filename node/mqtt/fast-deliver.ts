@@ -1,0 +1,82 @@
+import mqttPacket from 'mqtt-packet'
+import type { Wire } from './wire.js'
+
+/**
+ * One-entry cache of the last encoded QoS 0 PUBLISH frame. In a fan-out every subscriber
+ * gets its own aedes Packet object, but they share the topic string and payload Buffer, so
+ * the frame is encoded once and the same Buffer is queued on every subscriber's wire.
+ */
+let lastPayload: Buffer | null = null
+let lastTopic = ''
+let lastFlags = -1
+let lastFrame: Buffer | null = null
+
+/**
+ * Encodes a QoS 0 PUBLISH frame. Packets with MQTT 5 properties (subscription identifiers,
+ * user properties, aliases ...) go through mqtt-packet; plain ones are built here in one
+ * allocation.
+ */
+export function encodeQos0 (packet: any, v5: boolean): Buffer {
+  const retain = packet.retain === true
+  if (v5 && packet.properties !== undefined && hasProperties(packet.properties)) {
+    return mqttPacket.generate({ cmd: 'publish', topic: packet.topic, payload: packet.payload, qos: 0, retain, dup: false, properties: packet.properties }, V5)
+  }
+  const payload: Buffer = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload
+  const flags = (retain ? 1 : 0) | (v5 ? 2 : 0)
+  if (payload === lastPayload && packet.topic === lastTopic && flags === lastFlags) return lastFrame!
+  const topicLen = Buffer.byteLength(packet.topic)
+  const remaining = 2 + topicLen + (v5 ? 1 : 0) + payload.length
+  const lenBytes = remaining < 128 ? 1 : remaining < 16384 ? 2 : remaining < 2097152 ? 3 : 4
+  const frame = Buffer.allocUnsafe(1 + lenBytes + remaining)
+  frame[0] = 0x30 | (retain ? 1 : 0)
+  let pos = 1
+  let n = remaining
+  do {
+    let byte = n % 128
+    n = Math.floor(n / 128)
+    if (n > 0) byte |= 128
+    frame[pos++] = byte
+  } while (n > 0)
+  frame.writeUInt16BE(topicLen, pos)
+  pos += 2
+  pos += frame.write(packet.topic, pos)
+  if (v5) frame[pos++] = 0 // no properties
+  payload.copy(frame, pos)
+  lastPayload = payload
+  lastTopic = packet.topic
+  lastFlags = flags
+  lastFrame = frame
+  return frame
+}
+
+function hasProperties (props: Record<string, unknown>): boolean {
+  for (const key in props) if (props[key] !== undefined) return true
+  return false
+}
+
+const V5 = { protocolVersion: 5 } as const
+
+/**
+ * Replaces aedes' per-client QoS 0 delivery with a synchronous one. Same decisions as aedes'
+ * `deliver0` (no-local [MQTT-3.8.3-3], duplicate suppression for overlapping subscriptions,
+ * the `authorizeForward` hook), without the two `setImmediate`s, two Packet copies and the
+ * per-field writes it makes for every message to every subscriber. Installed in preConnect,
+ * before aedes restores or creates any subscription, because aedes captures `deliver0` then.
+ */
+export function installFastDeliver (client: any, wire: Wire): void {
+  const broker = client.broker
+  client.deliver0 = function deliverQos0Fast (packet: any, cb: () => void): void {
+    if (packet.clientId === client.id && packet.nl) return cb()
+    const brokerId = packet.brokerId
+    if (brokerId) {
+      const seen = client.duplicates[brokerId] || 0
+      if (seen >= packet.brokerCounter) return cb()
+      client.duplicates[brokerId] = packet.brokerCounter
+    }
+    const forward = broker.authorizeForward(client, packet)
+    if (!forward || !client.connected || client.closed) return cb()
+    const frame = encodeQos0(forward, client.version === 5)
+    if (wire.writeFrame(frame)) cb()
+    else wire.socket.once('drain', cb) // aedes emits 'drain' on close, so this always ends
+  }
+}
