@@ -43,10 +43,10 @@ export async function startNode (config: StarlingConfig, init: { logger: Logger,
   const dataDir = resolvePath(config, 'node.data_dir', cwd)
   mkdirSync(dataDir, { recursive: true })
   const metrics = createMetrics()
-  const store = await createStore({ dir: join(dataDir, 'store'), logger: logger.child({ component: 'store' }) })
+  const store = await createStore({ dir: join(dataDir, 'store'), logger })
   const cleanups: Array<() => Promise<void>> = [() => store.close()]
   try {
-    const persistence = createStorePersistence({ store, logger: logger.child({ component: 'mqtt:persistence' }) })
+    const persistence = createStorePersistence({ store, logger })
     const broker = await Broker.create(brokerSettingsFrom(config), { logger: logger.child({ component: 'mqtt' }), metrics, persistence })
     cleanups.unshift(() => broker.close())
     const listeners = listenerSpecs(config, cwd, logger).map(spec => new MqttListener(spec, broker, logger.child({ component: 'mqtt:listeners' })))
@@ -59,7 +59,7 @@ export async function startNode (config: StarlingConfig, init: { logger: Logger,
       cleanups.unshift(() => listener.stop())
     }
     const startedAt = Date.now()
-    const control = createControlServer({ socketPath: controlSocketPath(dataDir), logger: logger.child({ component: 'control' }), handlers: {} })
+    const control = createControlServer({ socketPath: controlSocketPath(dataDir), logger, handlers: {} })
     control.register('status', () => ({ node: name, status: 'started', version: VERSION, uptime: Math.floor((Date.now() - startedAt) / 1000) }))
     control.register('listeners', (): ListenerInfo[] => listeners.map(l => l.info()))
     await control.start()

@@ -1,0 +1,131 @@
+/**
+ * Loads the node's configuration once, at start-up: schema defaults < `etc/starling.conf`
+ * < `STARLING_*` environment variables < overrides. Every key is converted and checked
+ * here, so a bad key or value stops the node before anything listens.
+ */
+import { resolve } from 'node:path'
+import { ConfigError } from './config-error.js'
+import { readConfFile } from './conf-parser.js'
+import { allowedText, convertValue, formatValue } from './convert-value.js'
+import { configEnvEntries, envVarName } from './environment.js'
+import { isPluginKey } from './plugin-config.js'
+import { CONFIG_SCHEMA, type ConfigKey, type ConfigPathKey, type StarlingConfig } from './schema.js'
+import type { ConfigKeyInfo, ConfigSchema, ConfigValue, KeySpec } from './schema-types.js'
+
+/** Default config file, relative to the working directory. */
+export const DEFAULT_CONFIG_FILE = 'etc/starling.conf'
+
+/** Environment variable naming the config file when no `file` (`--config`) is given. */
+export const CONFIG_FILE_ENV = 'STARLING_CONFIG'
+
+/** Where `loadConfig` reads from. */
+export interface LoadConfigOptions {
+  /**
+   * Config file (the `--config` option). Without it: `$STARLING_CONFIG`, then
+   * `etc/starling.conf`. A file given either way must exist; the default may be missing.
+   */
+  readonly file?: string
+  /** Environment to read `STARLING_` variables from (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** Values that win over everything, keyed by config key, written as in the file. */
+  readonly overrides?: Readonly<Record<string, string>>
+  /** Directory relative paths are relative to: the file's and the path keys' (default `process.cwd()`). */
+  readonly cwd?: string
+}
+
+interface Raw { readonly value: string, readonly source: string }
+
+/** The directory each loaded config was loaded relative to, for `resolvePath`. */
+const loadedFrom = new WeakMap<StarlingConfig, string>()
+
+const SCHEMA: ConfigSchema = CONFIG_SCHEMA
+const KEYS = Object.keys(CONFIG_SCHEMA) as ConfigKey[]
+
+/**
+ * Loads and validates the node's configuration; the result is frozen.
+ *
+ * Throws a ConfigError with a one-line message for: a missing file that was asked for, a
+ * malformed line, an unknown key (file, environment or overrides; with a suggestion), a
+ * plugin key in the main file, and a value its key's type refuses.
+ */
+export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
+  const cwd = resolve(opts.cwd ?? process.cwd())
+  const env = opts.env ?? process.env
+  const raw = new Map<string, Raw>()
+  for (const key of KEYS) raw.set(key, { value: SCHEMA[key].default ?? '', source: `default of ${key}` })
+
+  const fromEnv = nonEmpty(env[CONFIG_FILE_ENV])
+  const file = opts.file ?? fromEnv ?? DEFAULT_CONFIG_FILE
+  const givenBy = opts.file !== undefined ? undefined : fromEnv !== undefined ? CONFIG_FILE_ENV : undefined
+  const required = opts.file !== undefined || fromEnv !== undefined
+  for (const e of readConfFile({ path: file, cwd, required, givenBy })) {
+    if (!raw.has(e.key)) throw notANodeKey(e.key, e.value, e.source)
+    raw.set(e.key, e)
+  }
+
+  for (const e of configEnvEntries(env)) {
+    if (isPluginKey(e.key)) continue // read by the plugin's own loader
+    if (!raw.has(e.key)) throw ConfigError.unknownKey(e.key, e.value, e.source, KEYS, envVarName)
+    raw.set(e.key, e)
+  }
+
+  for (const [key, value] of Object.entries(opts.overrides ?? {})) {
+    if (!raw.has(key)) throw notANodeKey(key, value, 'override')
+    raw.set(key, { value, source: 'override' })
+  }
+
+  const values: Record<string, ConfigValue> = {}
+  for (const key of KEYS) {
+    const r = raw.get(key) as Raw
+    values[key] = convertValue(key, SCHEMA[key], r.value, r.source)
+  }
+  const cfg = Object.freeze(values) as unknown as StarlingConfig
+  loadedFrom.set(cfg, cwd)
+  return cfg
+}
+
+/**
+ * A path key's value as an absolute path: relative paths are resolved against `cwd`,
+ * by default the directory the config was loaded with (`loadConfig({ cwd })`).
+ */
+export function resolvePath (cfg: StarlingConfig, key: ConfigPathKey, cwd?: string): string {
+  return resolve(cwd ?? loadedFrom.get(cfg) ?? process.cwd(), cfg[key])
+}
+
+/**
+ * Every key's value as config text (`'mqtt.max_packet_size': '1MB'`), for
+ * `GET /api/v3/configs`. Loading the result as overrides gives the same config back.
+ */
+export function describeConfig (cfg: StarlingConfig): Record<ConfigKey, string> {
+  const out = {} as Record<ConfigKey, string>
+  for (const key of KEYS) out[key] = formatValue(SCHEMA[key], cfg[key])
+  return out
+}
+
+/**
+ * The keys of a schema with type, default, allowed values, docs, live flag and environment
+ * variable: by default the node's keys, in file order; pass a plugin's schema for its keys.
+ */
+export function configKeys (schema: ConfigSchema = CONFIG_SCHEMA): ConfigKeyInfo[] {
+  return Object.entries(schema).map(([key, spec]: [string, KeySpec]) => ({
+    key,
+    type: spec.type,
+    default: spec.default,
+    allowed: allowedText(spec),
+    doc: spec.doc,
+    live: spec.live,
+    env: envVarName(key)
+  }))
+}
+
+function notANodeKey (key: string, value: string, source: string): ConfigError {
+  if (isPluginKey(key)) {
+    return new ConfigError(`key ${JSON.stringify(key)} belongs to a plugin: set it in the plugin's file under etc/plugins/`,
+      { key, value, source })
+  }
+  return ConfigError.unknownKey(key, value, source, KEYS)
+}
+
+function nonEmpty (s: string | undefined): string | undefined {
+  return s === undefined || s.trim() === '' ? undefined : s
+}

@@ -1,0 +1,128 @@
+/**
+ * Every key of `etc/starling.conf`: type, default (written as in the file, so the units
+ * are in the text: `1m`, `1MB`), what it accepts, whether it can change at run time, and
+ * one line of documentation. `docs/configuration.md` and the shipped `etc/starling.conf`
+ * are rendered from this table (`render-docs.ts`); a test keeps them in step.
+ *
+ * Plugin keys (`retainer.`, `bridge.mqtt.`, `auth.` ...) are not here: each plugin
+ * declares its own schema and loads `etc/plugins/<name>.conf` with `loadPluginConfig`.
+ */
+import { LOG_LEVELS } from '../logger.js'
+import type { ConfigSchema, ConfigValues, PathKeys } from './schema-types.js'
+
+const NODE_NAME = /^[A-Za-z0-9_.-]+@[A-Za-z0-9_.:[\]-]+$/
+const NODE_NAME_LIST = /^[A-Za-z0-9_.-]+@[A-Za-z0-9_.:[\]-]+(?:\s*,\s*[A-Za-z0-9_.-]+@[A-Za-z0-9_.:[\]-]+)*$/
+const TLS_VERIFY = ['verify_none', 'verify_peer'] as const
+const MAX_PACKET = 268435455 // MQTT's Remaining Length limit, 256MB - 1 [MQTT-2.2.3]
+
+/** The node's configuration schema. Key order is the order of the docs and the shipped file. */
+export const CONFIG_SCHEMA = {
+  // ---- node
+  'node.name': { type: 'string', default: 'starling@127.0.0.1', live: false, pattern: NODE_NAME, hint: '<name>@<host>, such as starling@127.0.0.1', doc: 'Name of this node in the cluster; unique per cluster, the host part must reach this machine.' },
+  'node.cookie': { type: 'string', default: 'starlingsecretcookie', live: false, doc: 'Shared secret of the cluster: nodes with another cookie cannot connect. Change it in production.' },
+  'node.data_dir': { type: 'path', default: 'data', live: false, doc: 'Directory for the durable store, the control socket and generated secrets.' },
+
+  // ---- cluster
+  'cluster.listen': { type: 'address', default: '0.0.0.0:4370', live: false, doc: 'Address the cluster mesh listens on for other nodes.' },
+  'cluster.discovery': { type: 'enum', values: ['manual', 'static'], default: 'manual', live: false, doc: 'How nodes find each other: manual (cluster join from the control tool) or static (cluster.static.seeds).' },
+  'cluster.static.seeds': { type: 'string', default: '', allowEmpty: true, pattern: NODE_NAME_LIST, hint: 'comma-separated node names such as n1@10.0.0.1,n2@10.0.0.2', live: false, doc: 'Nodes to join at start when cluster.discovery = static.' },
+  'cluster.autoheal': { type: 'bool', default: 'on', live: true, doc: 'Heal a partitioned cluster automatically once the nodes see each other again.' },
+  'cluster.autoclean': { type: 'duration', default: '5m', live: true, doc: 'Remove a node that has been down this long from the cluster.' },
+
+  // ---- listener.tcp
+  'listener.tcp.external': { type: 'address', default: '0.0.0.0:1883', live: false, doc: 'Address of the MQTT over TCP listener.' },
+  'listener.tcp.external.acceptors': { type: 'int', default: '8', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/TCP listener (reported by the listeners API).' },
+  'listener.tcp.external.max_conns': { type: 'int', default: '1024000', min: 1, live: true, doc: 'Most concurrent connections the MQTT/TCP listener accepts.' },
+
+  // ---- listener.ssl
+  'listener.ssl.external': { type: 'address', default: '0.0.0.0:8883', live: false, doc: 'Address of the MQTT over TLS listener.' },
+  'listener.ssl.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/TLS listener (reported by the listeners API).' },
+  'listener.ssl.external.max_conns': { type: 'int', default: '102400', min: 1, live: true, doc: 'Most concurrent connections the MQTT/TLS listener accepts.' },
+  'listener.ssl.external.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the MQTT/TLS listener (development keys are generated when missing).' },
+  'listener.ssl.external.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the MQTT/TLS listener.' },
+  'listener.ssl.external.cacertfile': { type: 'path', default: 'etc/certs/cacert.pem', live: false, doc: 'PEM CA certificates that client certificates are checked against.' },
+  'listener.ssl.external.verify': { type: 'enum', values: TLS_VERIFY, default: 'verify_none', live: false, doc: 'verify_peer asks clients for a certificate and checks it against cacertfile; verify_none does not ask.' },
+  'listener.ssl.external.fail_if_no_peer_cert': { type: 'bool', default: 'false', live: false, doc: 'With verify_peer: refuse clients that send no certificate.' },
+
+  // ---- listener.ws
+  'listener.ws.external': { type: 'address', default: '0.0.0.0:8083', live: false, doc: 'Address of the MQTT over WebSocket listener.' },
+  'listener.ws.external.mqtt_path': { type: 'string', default: '/mqtt', pattern: /^\/\S*$/, hint: 'a URL path starting with /', live: false, doc: 'URL path of the MQTT/WebSocket endpoint.' },
+  'listener.ws.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/WebSocket listener (reported by the listeners API).' },
+  'listener.ws.external.max_conns': { type: 'int', default: '102400', min: 1, live: true, doc: 'Most concurrent connections the MQTT/WebSocket listener accepts.' },
+
+  // ---- listener.wss
+  'listener.wss.external': { type: 'address', default: '0.0.0.0:8084', live: false, doc: 'Address of the MQTT over secure WebSocket listener.' },
+  'listener.wss.external.mqtt_path': { type: 'string', default: '/mqtt', pattern: /^\/\S*$/, hint: 'a URL path starting with /', live: false, doc: 'URL path of the MQTT/secure WebSocket endpoint.' },
+  'listener.wss.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/secure WebSocket listener (reported by the listeners API).' },
+  'listener.wss.external.max_conns': { type: 'int', default: '16', min: 1, live: true, doc: 'Most concurrent connections the MQTT/secure WebSocket listener accepts.' },
+  'listener.wss.external.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the MQTT/secure WebSocket listener.' },
+  'listener.wss.external.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the MQTT/secure WebSocket listener.' },
+  'listener.wss.external.cacertfile': { type: 'path', default: 'etc/certs/cacert.pem', live: false, doc: 'PEM CA certificates that client certificates are checked against.' },
+  'listener.wss.external.verify': { type: 'enum', values: TLS_VERIFY, default: 'verify_none', live: false, doc: 'verify_peer asks clients for a certificate and checks it against cacertfile; verify_none does not ask.' },
+  'listener.wss.external.fail_if_no_peer_cert': { type: 'bool', default: 'false', live: false, doc: 'With verify_peer: refuse clients that send no certificate.' },
+
+  // ---- management API and dashboard
+  'management.listener.http': { type: 'address', default: '0.0.0.0:8080', live: false, doc: 'Address of the management REST API (/api/v3/) over HTTP.' },
+  'management.listener.http.max_conns': { type: 'int', default: '512', min: 1, live: true, doc: 'Most concurrent connections of the management HTTP listener.' },
+  'management.listener.https': { type: 'address', optional: true, default: '', live: false, doc: 'Address of the management REST API over HTTPS; empty turns HTTPS off.' },
+  'management.listener.https.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the management HTTPS listener.' },
+  'management.listener.https.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the management HTTPS listener.' },
+  'management.default_application.id': { type: 'string', default: 'admin', pattern: /^\S+$/, hint: 'an id without spaces', live: false, doc: 'AppId of the API application created at first start (Basic auth user of /api/v3/).' },
+  'management.default_application.secret': { type: 'string', default: '', allowEmpty: true, live: false, doc: 'Secret of that application; empty: one is generated at first start and kept under node.data_dir.' },
+  'dashboard.listener.http': { type: 'address', default: '0.0.0.0:18083', live: false, doc: 'Address of the dashboard over HTTP.' },
+
+  // ---- authentication and access control
+  'allow_anonymous': { type: 'bool', default: 'true', live: true, doc: 'Let clients connect without credentials when no auth plugin decides.' },
+  'acl_nomatch': { type: 'enum', values: ['allow', 'deny'], default: 'allow', live: true, doc: 'Decision when no ACL rule matches a publish or subscribe.' },
+  'acl_file': { type: 'path', default: 'etc/acl.conf', live: true, doc: 'File of ACL rules (EMQ X term syntax), loaded at start.' },
+  'enable_acl_cache': { type: 'bool', default: 'on', live: true, doc: 'Cache ACL decisions per client.' },
+  'acl_cache_max_size': { type: 'int', default: '32', min: 1, live: true, doc: 'Most ACL decisions cached per client.' },
+  'acl_cache_ttl': { type: 'duration', default: '1m', min: 1, live: true, doc: 'How long a cached ACL decision is used.' },
+  'acl_deny_action': { type: 'enum', values: ['ignore', 'disconnect'], default: 'ignore', live: true, doc: 'What a denied publish or subscribe does: ignore it (with a reason code) or disconnect the client.' },
+
+  // ---- broker
+  'broker.sys_interval': { type: 'duration', default: '1m', live: true, doc: 'Period of the $SYS/brokers/<node>/ statistics messages; 0 turns them off.' },
+  'broker.sys_heartbeat': { type: 'duration', default: '30s', live: true, doc: 'Period of the $SYS uptime and datetime heartbeat messages; 0 turns them off.' },
+  'broker.shared_subscription_strategy': { type: 'enum', values: ['random', 'round_robin', 'sticky', 'hash'], default: 'random', live: true, doc: 'How a message to a shared subscription picks one member of the group.' },
+  'broker.shared_dispatch_ack_enabled': { type: 'bool', default: 'false', live: true, doc: 'Redispatch a QoS 1/2 shared message to another member when the chosen one is offline.' },
+
+  // ---- mqtt
+  'mqtt.max_packet_size': { type: 'size', default: '1MB', min: 2, max: MAX_PACKET, live: true, doc: 'Largest MQTT packet accepted (and the Maximum Packet Size advertised to v5 clients).' },
+  'mqtt.max_clientid_len': { type: 'int', default: '65535', min: 23, max: 65535, live: true, doc: 'Longest client id accepted.' },
+  'mqtt.max_topic_levels': { type: 'int', default: '0', min: 0, max: 65535, live: true, doc: 'Most levels in a topic name or filter; 0 = no limit.' },
+  'mqtt.max_qos_allowed': { type: 'int', default: '2', min: 0, max: 2, live: true, doc: 'Highest QoS the broker accepts (Maximum QoS advertised to v5 clients).' },
+  'mqtt.max_topic_alias': { type: 'int', default: '65535', min: 0, max: 65535, live: true, doc: 'Topic Alias Maximum advertised to v5 clients; 0 = no aliases.' },
+  'mqtt.retain_available': { type: 'bool', default: 'true', live: true, doc: 'Accept retained messages.' },
+  'mqtt.wildcard_subscription': { type: 'bool', default: 'true', live: true, doc: 'Accept subscriptions to filters with + or #.' },
+  'mqtt.shared_subscription': { type: 'bool', default: 'true', live: true, doc: 'Accept shared subscriptions ($share/<group>/..., $queue/...).' },
+  'mqtt.server_keepalive': { type: 'duration', default: '0', max: 65535000, live: true, doc: 'Server Keep Alive imposed on v5 clients, in whole seconds; 0 = off (clients keep what they ask).' },
+  'mqtt.keepalive_backoff': { type: 'float', default: '0.75', min: 0.5, max: 10, live: true, doc: 'A client is dropped after keepalive x backoff x 2 without a packet (0.75: after 1.5 x keepalive).' },
+  'mqtt.max_inflight': { type: 'int', default: '32', min: 1, max: 65535, live: true, doc: 'QoS 1/2 messages in flight per client; also the Receive Maximum the broker advertises and enforces.' },
+  'mqtt.max_mqueue_len': { type: 'int', default: '1000', min: 0, live: true, doc: 'Messages queued per session beyond the inflight window; 0 = no limit.' },
+  'mqtt.mqueue_store_qos0': { type: 'bool', default: 'true', live: true, doc: 'Queue QoS 0 messages for offline persistent sessions too.' },
+  'mqtt.max_subscriptions': { type: 'int', default: '0', min: 0, live: true, doc: 'Most subscriptions per client; 0 = no limit.' },
+  'mqtt.session_expiry_interval': { type: 'duration', default: '2h', live: true, doc: 'Longest time a persistent session is kept after its client disconnects (caps what v5 clients ask).' },
+  'mqtt.idle_timeout': { type: 'duration', default: '15s', min: 1, live: true, doc: 'Time allowed between accepting a connection and its CONNECT packet.' },
+  'mqtt.max_awaiting_rel': { type: 'int', default: '100', min: 0, live: true, doc: 'Incoming QoS 2 messages awaiting PUBREL per client; 0 = no limit.' },
+  'mqtt.await_rel_timeout': { type: 'duration', default: '300s', min: 1, live: true, doc: 'Time an incoming QoS 2 message waits for its PUBREL before it is dropped.' },
+  'mqtt.retry_interval': { type: 'duration', default: '30s', min: 1, live: true, doc: 'Time before an unacknowledged QoS 1/2 delivery is sent again.' },
+  'mqtt.ignore_loop_deliver': { type: 'bool', default: 'false', live: true, doc: 'Do not deliver a client\'s own messages back to it (v3 clients; v5 use No Local).' },
+  'mqtt.strict_mode': { type: 'bool', default: 'false', live: true, doc: 'Check topic names and payloads strictly (UTF-8 validity) and disconnect clients that break the rules.' },
+
+  // ---- log
+  'log.level': { type: 'enum', values: LOG_LEVELS, default: 'warning', live: true, doc: 'Least severe level written to the log.' },
+  'log.to': { type: 'enum', values: ['console', 'off'], default: 'console', live: true, doc: 'Where the log goes: console (standard output) or off.' }
+} as const satisfies ConfigSchema
+
+/** A key of `etc/starling.conf`. */
+export type ConfigKey = keyof typeof CONFIG_SCHEMA
+
+/**
+ * The node's configuration: a flat, frozen object keyed by the spec's key strings,
+ * `cfg['mqtt.max_packet_size']`. Durations are milliseconds, sizes bytes, addresses
+ * `{ host, port, text }`, enums their literal words.
+ */
+export type StarlingConfig = ConfigValues<typeof CONFIG_SCHEMA>
+
+/** The keys whose value is a path (`node.data_dir`, `acl_file`, the TLS files). */
+export type ConfigPathKey = PathKeys<typeof CONFIG_SCHEMA>
