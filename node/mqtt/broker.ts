@@ -165,13 +165,19 @@ export class Broker {
     if (client.id.length > this.settings.maxClientIdLen) return cb(connectError(2, 'client id too long'))
     const wire = wireOf(client)
     const info = { clientId: client.id, username, password, peer: wire ? `${wire.peer.address}:${wire.peer.port}` : '' }
+    const accept = (): void => {
+      // a connected client with this id is about to be taken over [MQTT-3.1.4-2]
+      const previous = wireOf(this.aedes.clients[client.id])
+      if (previous !== undefined) previous.closeReason = 'takeovered'
+      cb(null, true)
+    }
     try {
       for (const provider of this.authenticators) {
         const verdict = await provider.authenticate(info)
-        if (verdict === 'allow') return cb(null, true)
+        if (verdict === 'allow') return accept()
         if (verdict === 'deny') return cb(connectError(username === undefined ? 5 : 4, 'bad user name or password'))
       }
-      if (this.settings.allowAnonymous) return cb(null, true)
+      if (this.settings.allowAnonymous) return accept()
       cb(connectError(5, 'not authorized'))
     } catch (err) {
       this.c.logger.warn({ err, clientId: client.id }, 'authentication failed with an error')
