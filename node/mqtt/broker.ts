@@ -5,7 +5,7 @@ import type { Metrics } from '../metrics.js'
 import { QOS_RECEIVED_METRIC } from '../metrics.js'
 import { MessageRouter, type RouteEvents } from './router.js'
 import { Wire, type WireLimits } from './wire.js'
-import { INVALID_MARKER } from './topic.js'
+import { topicLevels } from './topic.js'
 import { createConnackRewriter } from './connack.js'
 import { createForwardFilter, clientState, type ClientState } from './forward.js'
 import { installFastDeliver } from './fast-deliver.js'
@@ -78,8 +78,9 @@ export class Broker {
       mq: router,
       persistence: c.persistence,
       connectTimeout: settings.idleTimeoutMs,
-      // aedes clamps to 100 levels (its matcher's limit); 0 (no limit) means that ceiling
-      maxTopicLevels: settings.maxTopicLevels > 0 ? settings.maxTopicLevels : 100,
+      // aedes' matcher ceiling; mqtt.max_topic_levels is enforced by us (wire and authorizers),
+      // because aedes would count the levels of `$share/<group>/` and of refused filters
+      maxTopicLevels: 100,
       maxClientsIdLength: settings.maxClientIdLen,
       topicAliasMaximum: settings.maxTopicAlias,
       maximumPacketSize: settings.maxPacketSize,
@@ -187,6 +188,8 @@ export class Broker {
 
   private authorizePublish (client: any, packet: any, cb: (err?: Error | null) => void): void {
     if (packet.topic.startsWith('$SYS/')) return cb(new Error('$SYS topics are published by the broker only'))
+    const maxLevels = this.settings.maxTopicLevels
+    if (maxLevels > 0 && topicLevels(packet.topic) > maxLevels) return cb(new Error(`topic has more than ${maxLevels} levels (mqtt.max_topic_levels)`))
     if (client && packet.qos > 0) {
       // Hold this client's output (its PUBACK/PUBREC) until the publish completes, i.e. until
       // the message is stored for persistent sessions: aedes writes the PUBACK first.
@@ -200,9 +203,7 @@ export class Broker {
     const topic: string = sub.topic
     const wire = wireOf(client)
     // refused on the wire (invalid filter, feature off): the SUBACK code is already recorded
-    if (topic.startsWith(INVALID_MARKER)) return cb(null, null)
-    // MQTT 3.1.1 clients are not stopped by aedes from using $share/ literally
-    if (topic.startsWith('$share/')) { wire?.setSubackCode(topic, 0x80); return cb(null, null) }
+    if (wire?.isRefused(topic)) return cb(null, null)
     if (sub.qos > this.settings.maxQos) {
       sub.qos = this.settings.maxQos
       wire?.setSubackCode(topic, sub.qos)

@@ -77,6 +77,6 @@ export function installFastDeliver (client: any, wire: Wire): void {
     if (!forward || !client.connected || client.closed) return cb()
     const frame = encodeQos0(forward, client.version === 5)
     if (wire.writeFrame(frame)) cb()
-    else wire.socket.once('drain', cb) // aedes emits 'drain' on close, so this always ends
+    else wire.waitDrain(cb)
   }
 }

@@ -1,5 +1,6 @@
 import mqttPacket from 'mqtt-packet'
 import type { BrokerSettings } from './settings.js'
+import { parseShared, topicMatches } from './topic.js'
 
 /** Per-client values from CONNECT that shape what the broker sends to that client. */
 export interface ClientState {
@@ -26,10 +27,30 @@ export function createForwardFilter (_settings: BrokerSettings): (client: any, p
   return function authorizeForward (client: any, packet: any): any {
     const state: ClientState | undefined = client[clientState]
     if (state === undefined || client.version !== 5) return packet
+    if (packet.properties?.subscriptionIdentifier !== undefined) packet = withAllIdentifiers(client, packet)
     if (state.maximumPacketSize > 0 && encodedSize(packet) > state.maximumPacketSize) return null
     if (state.topicAliasMaximum > 0 && (packet.qos === 0 || client.clean)) return withAlias(state, packet)
     return packet
   }
+}
+
+/**
+ * [MQTT-3.3.4-5] A message matching several subscriptions of one client carries the
+ * identifier of each; aedes delivers one copy with the identifier of the first match, so
+ * gather the others from the client's subscriptions (only for clients that use identifiers).
+ */
+function withAllIdentifiers (client: any, packet: any): any {
+  const ids: number[] = []
+  const subs = client.subscriptions as Record<string, { si?: number }>
+  for (const filter in subs) {
+    const si = subs[filter].si
+    if (si === undefined) continue
+    let real = filter
+    try { real = parseShared(filter)?.filter ?? filter } catch { continue }
+    if (topicMatches(real, packet.topic) && !ids.includes(si)) ids.push(si)
+  }
+  if (ids.length <= 1) return packet
+  return { ...packet, properties: { ...packet.properties, subscriptionIdentifier: ids } }
 }
 
 function withAlias (state: ClientState, packet: any): any {

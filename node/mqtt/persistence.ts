@@ -219,7 +219,7 @@ export class StorePersistence extends MemoryPersistence {
       if (queued.brokerId === packet.brokerId) {
         if (queued.brokerCounter === packet.brokerCounter) {
           if (queued.messageId === packet.messageId) return await entry.write
-          return await this.setMessageId(entry, packet.messageId)
+          if (queued.messageId === undefined) return await this.setMessageId(entry, packet.messageId)
           sameCounter ??= entry
         }
       } else if (queued.messageId === packet.messageId) {
@@ -240,7 +240,7 @@ export class StorePersistence extends MemoryPersistence {
     const queue = this.queues.get(client.id)
     if (queue === undefined) return undefined
     let i = -1
-    if (false) {
+    if (packet.messageId === undefined && packet.brokerId !== undefined && packet.brokerId !== null) {
       i = queue.findIndex(({ packet: queued }) => queued.messageId === undefined &&
         queued.brokerId === packet.brokerId && queued.brokerCounter === packet.brokerCounter)
     }

@@ -6,8 +6,6 @@
 
 /** Prefix the wire layer writes in place of `$share/` so aedes treats it as a plain filter. */
 export const SHARE_MARKER = '\u0000share/'
-/** Prefix the wire layer writes for a filter that failed validation (answered with 0x8F). */
-export const INVALID_MARKER = '\u0001'
 
 const SLASH = 47
 const PLUS = 43

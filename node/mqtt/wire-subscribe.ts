@@ -34,9 +34,10 @@ function readVarint (buf: Buffer, pos: number): [number, number] {
  * rewrites some in place, keeping the frame's length:
  * - a valid `$share/<group>/<filter>` gets its `$` replaced by U+0000, so aedes (which refuses
  *   `$share/` with 0x9E) subscribes it as a plain filter and our router sees the group;
- * - a filter we refuse (invalid, or a feature that is off) gets U+0001 as its first character
- *   and its wildcards blanked, so aedes accepts it, the authorizer denies it, and the SUBACK
- *   is patched with the code recorded here.
+ * - a filter we refuse (invalid, or a feature that is off) has its separators and wildcards
+ *   replaced by control characters, so aedes sees a valid one-level filter (distinct from the
+ *   other refused ones, so aedes does not merge them), the authorizer denies it, and the
+ *   SUBACK is patched with the code recorded here.
  * Returns, for a SUBSCRIBE, the filters as aedes will see them and the SUBACK code to apply
  * per filter (null = keep aedes' answer); null for an UNSUBSCRIBE.
  */
@@ -95,12 +96,17 @@ function refusal (filter: string, version: number, policy: SubscribePolicy): num
   return null
 }
 
-/** Turns a filter into the refused marker form: U+0001 first, wildcards and U+0000 blanked. */
+/**
+ * Turns a refused filter into a valid one-level filter of the same length, one to one:
+ * `+` -> U+0002, `#` -> U+0003, `/` -> U+0004, U+0000 -> U+0005.
+ */
 function markRefused (buf: Buffer, start: number, stop: number): void {
-  buf[start] = 1
-  for (let k = start + 1; k < stop; k++) {
+  for (let k = start; k < stop; k++) {
     const b = buf[k]
-    if (b === 0x23 || b === 0x2b || b === 0) buf[k] = 0x5f
+    if (b === 0x2b) buf[k] = 2
+    else if (b === 0x23) buf[k] = 3
+    else if (b === 0x2f) buf[k] = 4
+    else if (b === 0) buf[k] = 5
   }
 }
 

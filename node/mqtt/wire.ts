@@ -83,9 +83,13 @@ export class Wire {
   private carry: Buffer | null = null
   private skip = 0
   private dead = false
-  private readonly inflight = new Set<number>()
-  private readonly origWrite: (chunk: any, cb?: any) => boolean
-  private readonly origRead: (n?: number) => any
+  /** Packet ids of QoS 1/2 publishes received and not yet acknowledged (created on first use). */
+  private inflight: Set<number> | null = null
+  private callbacks: Array<(err?: Error | null) => void> | null = null
+  private drainWaiters: Array<() => void> | null = null
+  private readonly origWrite: (this: Duplex, chunk: any, cb?: any) => boolean
+  /** @internal the socket's own read, called by the shared interposed one. */
+  readonly origRead: (this: Duplex, n?: number) => any
 
   constructor (
     readonly socket: Duplex,
@@ -93,24 +97,20 @@ export class Wire {
     private readonly metrics: Metrics,
     private readonly onViolation: ViolationHandler
   ) {
-    this.origWrite = socket.write.bind(socket) as any
-    this.origRead = socket.read.bind(socket)
-    const wire = this
-    socket.write = function bufferedWrite (chunk: any, encoding?: any, cb?: any): boolean {
-      return wire.enqueue(chunk, typeof encoding === 'function' ? encoding : cb)
-    } as any
-    socket.read = function scannedRead (n?: number): any {
-      const buf = wire.origRead(n)
-      if (n === 0 || buf === null || buf === undefined || !Buffer.isBuffer(buf)) return buf
-      return wire.scanInbound(buf)
-    }
+    // Shared functions that find the wire through the socket: no closures per connection
+    // (an idle connection's memory is what the 10k-connection benchmark measures).
+    this.origWrite = socket.write as any
+    this.origRead = socket.read as any
+    ;(socket as any)[WIRE_OF_SOCKET] = this
+    socket.write = bufferedWrite as any
+    socket.read = scannedRead as any
   }
 
   /** Bytes written by aedes but not yet handed to the socket (Connection `send_pend`). */
   get pending (): number { return this.pendingBytes }
 
   /** Number of QoS 1/2 publishes from the client not yet acknowledged. */
-  get inflightIn (): number { return this.inflight.size }
+  get inflightIn (): number { return this.inflight === null ? 0 : this.inflight.size }
 
   /**
    * Sets the SUBACK reason code for `filter` in the SUBSCRIBE being answered (the authorizer
@@ -131,13 +131,41 @@ export class Wire {
     return this.enqueue(frame)
   }
 
+  /**
+   * Calls `cb` at the socket's next 'drain' (ours after a flush, the socket's own, or the one
+   * aedes emits when it closes a client). One listener per wire however many writers wait:
+   * under a flood thousands of deliveries wait at once.
+   */
+  waitDrain (cb: () => void): void {
+    if (this.drainWaiters === null) {
+      this.drainWaiters = []
+      this.socket.once('drain', () => {
+        const waiters = this.drainWaiters!
+        this.drainWaiters = null
+        for (let i = 0; i < waiters.length; i++) waiters[i]()
+      })
+    }
+    this.drainWaiters.push(cb)
+  }
+
+  /** True when the wire refused `filter` (as aedes sees it) in a SUBSCRIBE being answered. */
+  isRefused (filter: string): boolean {
+    for (const pending of this.subacks.values()) {
+      const i = pending.filters.indexOf(filter)
+      if (i !== -1 && pending.codes[i] !== null) return true
+    }
+    return false
+  }
+
   /** Releases one hold and flushes what was kept back. */
   release (): void {
     if (this.holds > 0 && --this.holds === 0 && this.chunks.length > 0) this.schedule()
   }
 
-  private enqueue (chunk: any, cb?: (err?: Error | null) => void): boolean {
-    if (this.dead || this.socket.destroyed) {
+  /** @internal socket.write as aedes calls it. */
+  enqueue (chunk: any, cb?: (err?: Error | null) => void): boolean {
+    // `dead` (a violation was found) stops reading only: the DISCONNECT must still go out
+    if (this.socket.destroyed) {
       if (cb) queueMicrotask(() => cb(new Error('connection closed')))
       return false
     }
@@ -154,8 +182,6 @@ export class Wire {
     }
     return true
   }
-
-  private callbacks: Array<(err?: Error | null) => void> | null = null
 
   private schedule (): void {
     if (this.queued) return
@@ -184,7 +210,7 @@ export class Wire {
     let buf = parts.length === 1 ? parts[0] : Buffer.concat(parts)
     buf = this.scanOutbound(buf)
     this.counters.sendCnt++
-    const ok = this.origWrite(buf, cbs === null ? undefined : (err?: Error | null) => { for (const cb of cbs) cb(err) })
+    const ok = this.origWrite.call(socket, buf, cbs === null ? undefined : (err?: Error | null) => { for (const cb of cbs) cb(err) })
     if (this.owedDrain && ok) {
       this.owedDrain = false
       socket.emit('drain')
@@ -222,7 +248,7 @@ export class Wire {
       } else if (type === PUBACK || type === PUBCOMP || type === PUBREC) {
         const id = out.readUInt16BE(body)
         // PUBREC ends the exchange only when it carries an error reason code (v5)
-        if (type !== PUBREC || (len > 2 && out[body + 2] >= 0x80)) this.inflight.delete(id)
+        if (this.inflight !== null && (type !== PUBREC || (len > 2 && out[body + 2] >= 0x80))) this.inflight.delete(id)
       } else if (type === SUBACK) {
         const id = out.readUInt16BE(body)
         const pending = this.subacks.get(id)
@@ -242,8 +268,8 @@ export class Wire {
     return out
   }
 
-  /** Scans inbound bytes; returns what aedes may parse now (incomplete control frames wait). */
-  private scanInbound (chunk: Buffer): Buffer | null {
+  /** @internal Scans inbound bytes; returns what aedes may parse now (incomplete control frames wait). */
+  scanInbound (chunk: Buffer): Buffer | null {
     if (this.dead) return null
     const c = this.counters
     c.recvCnt++
@@ -314,8 +340,9 @@ export class Wire {
     if (qos > 0 && end - body >= 2) {
       const topicLen = buf.readUInt16BE(body)
       const id = buf.readUInt16BE(body + 2 + topicLen)
-      this.inflight.add(id)
-      if (this.protocolVersion === 5 && this.inflight.size > this.limits.receiveMaximum) {
+      const inflight = this.inflight ??= new Set()
+      inflight.add(id)
+      if (this.protocolVersion === 5 && inflight.size > this.limits.receiveMaximum) {
         return this.violation(0x93, `more than ${this.limits.receiveMaximum} unacknowledged QoS 1/2 publishes (Receive Maximum)`)
       }
     }
@@ -338,6 +365,21 @@ export class Wire {
   private stop (buf: Buffer, pos: number): Buffer | null {
     return pos === 0 ? null : buf.subarray(0, pos)
   }
+}
+
+const WIRE_OF_SOCKET = Symbol('starling.wireOfSocket')
+
+/** The socket's `write` while a wire interposes: buffer for the once-per-turn flush. */
+function bufferedWrite (this: any, chunk: any, encoding?: any, cb?: any): boolean {
+  return (this[WIRE_OF_SOCKET] as Wire).enqueue(chunk, typeof encoding === 'function' ? encoding : cb)
+}
+
+/** The socket's `read` while a wire interposes: scan what the socket returns. */
+function scannedRead (this: any, n?: number): any {
+  const wire: Wire = this[WIRE_OF_SOCKET]
+  const buf = wire.origRead.call(this, n)
+  if (n === 0 || buf === null || buf === undefined || !Buffer.isBuffer(buf)) return buf
+  return wire.scanInbound(buf)
 }
 
 /** End offset of the PUBLISH prefix the scan reads (topic length, topic, packet id). */
