@@ -10,6 +10,7 @@ import { MqttListener, type ListenerSpec, type ListenerInfo } from './mqtt/liste
 import { createMetrics, type Metrics } from './metrics.js'
 import { createControlServer, controlSocketPath, type ControlServer } from './control/index.js'
 import { VERSION } from './version.js'
+import { HooksBus } from './hooks.js'
 
 /** A running Starling node: the MQTT core, its listeners, store and control socket. */
 export interface StarlingNode {
@@ -18,6 +19,8 @@ export interface StarlingNode {
   readonly store: Store
   readonly broker: Broker
   readonly metrics: Metrics
+  /** The hooks bus (spec event names); rules, $SYS, trace and the cluster listen here. */
+  readonly hooks: HooksBus
   readonly listeners: readonly MqttListener[]
   readonly control: ControlServer
   /** `node.name`. */
@@ -47,7 +50,8 @@ export async function startNode (config: StarlingConfig, init: { logger: Logger,
   const cleanups: Array<() => Promise<void>> = [() => store.close()]
   try {
     const persistence = createStorePersistence({ store, logger })
-    const broker = await Broker.create(brokerSettingsFrom(config), { logger: logger.child({ component: 'mqtt' }), metrics, persistence })
+    const hooks = new HooksBus(logger.child({ component: 'hooks' }))
+    const broker = await Broker.create(brokerSettingsFrom(config), { logger: logger.child({ component: 'mqtt' }), metrics, hooks, persistence })
     cleanups.unshift(() => broker.close())
     const listeners = listenerSpecs(config, cwd, logger).map(spec => new MqttListener(spec, broker, logger.child({ component: 'mqtt:listeners' })))
     for (const listener of listeners) {
@@ -66,7 +70,7 @@ export async function startNode (config: StarlingConfig, init: { logger: Logger,
     cleanups.unshift(() => control.stop())
     let stopping: Promise<void> | null = null
     const node: StarlingNode = {
-      config, logger, store, broker, metrics, listeners, control, name, startedAt,
+      config, logger, store, broker, metrics, hooks, listeners, control, name, startedAt,
       port: (protocol) => listeners.find(l => l.spec.protocol === protocol)?.port ?? 0,
       stop: () => (stopping ??= runAll(cleanups, logger))
     }

@@ -7,8 +7,11 @@ import { MessageRouter, type RouteEvents } from './router.js'
 import { Wire, type WireLimits } from './wire.js'
 import { topicLevels } from './topic.js'
 import { createConnackRewriter } from './connack.js'
-import { createForwardFilter, clientState, type ClientState } from './forward.js'
+import { createForwardFilter } from './forward.js'
+import { clientState, stateOf, type ClientState } from './client-state.js'
 import { installFastDeliver } from './fast-deliver.js'
+import { attachClientEvents, messageEvent } from './broker-events.js'
+import type { HooksBus } from '../hooks.js'
 import type { BrokerSettings } from './settings.js'
 
 export type { BrokerSettings }
@@ -19,6 +22,9 @@ export interface ConnectionOrigin {
   protocol: string
   address: string
   port: number
+  /** Local address and port the client connected to. */
+  localAddress: string
+  localPort: number
   /** Called once when the connection has closed, with the reason recorded on its wire. */
   onClose: (reason: string) => void
 }
@@ -35,6 +41,7 @@ export interface Authenticator {
 export interface BrokerComponents {
   logger: Logger
   metrics: Metrics
+  hooks: HooksBus
   /** An aedes persistence (our store-backed one in a node). */
   persistence: any
   routeEvents?: RouteEvents
@@ -92,11 +99,19 @@ export class Broker {
       authenticate: (client: any, username: any, password: any, cb: any) => { void broker!.authenticate(client, username, password, cb) },
       authorizePublish: (client: any, packet: any, cb: any) => broker!.authorizePublish(client, packet, cb),
       authorizeSubscribe: (client: any, sub: any, cb: any) => broker!.authorizeSubscribe(client, sub, cb),
-      authorizeForward: createForwardFilter(settings),
+      authorizeForward: createForwardFilter(settings, (client, packet) => broker!.delivered(client, packet)),
       published: (packet: any, client: any, cb: any) => broker!.published(packet, client, cb)
     } as any)
     // the hooks above need `broker`, and aedes publishes its birth message in listen()
     broker = new Broker(settings, c, aedes, router)
+    router.onNoSubscribers = (packet) => broker!.dropped(packet, 'no_subscribers')
+    router.onPublish = (packet) => {
+      // the copy aedes routes (it has brokerCounter, so every event of this message shares an id)
+      if (c.hooks.has('message.publish')) {
+        c.hooks.emit('message.publish', messageEvent('message.publish', settings.nodeName, packet, aedes.clients[packet.clientId] ?? null))
+      }
+    }
+    attachClientEvents(aedes, c.hooks, settings.nodeName, (client) => wireOf(client)?.closeReason ?? 'closed')
     await aedes.listen()
     router.markReady()
     aedes.on('clientError', (client: any, err: Error) => c.logger.debug({ clientId: client?.id, err: err.message }, 'client error'))
@@ -116,6 +131,8 @@ export class Broker {
   handle (socket: Duplex, origin: ConnectionOrigin): Wire {
     const wire = new Wire(socket, this.limits, this.c.metrics, (w, code, message) => this.disconnectForViolation(w, code, message))
     wire.peer = { address: origin.address, port: origin.port }
+    wire.origin = origin
+    wire.acks = this.ackWatch
     ;(socket as any)[WIRE] = wire
     this.wires.add(wire)
     socket.once('close', () => {
@@ -144,10 +161,25 @@ export class Broker {
 
   private preConnect (client: any, packet: any, cb: (err: Error | null, ok: boolean) => void): void {
     const wire = wireOf(client)
+    const origin = wire?.origin
+    const v5 = packet.protocolVersion === 5
     const state: ClientState = {
       topicAliasMaximum: packet.properties?.topicAliasMaximum ?? 0,
       maximumPacketSize: packet.properties?.maximumPacketSize ?? 0,
-      aliases: null
+      aliases: null,
+      username: packet.username,
+      peername: origin ? `${origin.address}:${origin.port}` : '',
+      peerhost: origin?.address ?? '',
+      sockname: origin ? `${origin.localAddress}:${origin.localPort}` : '',
+      listener: origin?.protocol ?? '',
+      protoVer: packet.protocolVersion,
+      protoName: packet.protocolId ?? 'MQTT',
+      keepalive: v5 && this.settings.serverKeepalive > 0 ? this.settings.serverKeepalive : packet.keepalive,
+      cleanStart: packet.clean !== false,
+      expiryInterval: v5 ? (packet.properties?.sessionExpiryInterval ?? 0) : (packet.clean !== false ? 0 : Math.floor(this.settings.sessionExpiryMs / 1000)),
+      isBridge: packet.bridgeMode === true,
+      connProps: packet.properties ?? {},
+      connectedAt: 0
     }
     client[clientState] = state
     if (wire) installFastDeliver(client, wire)
@@ -224,6 +256,68 @@ export class Broker {
       if (packet.retain) m['messages/retained']++
     }
     cb(null)
+  }
+
+  /** aedes' own `$SYS/<id>/...` bookkeeping messages: never client-visible, never events. */
+  private isInternal (topic: string): boolean {
+    return topic.startsWith(this.router.internalPrefix)
+  }
+
+  /** A message on its way to `client` (called by the forward filter, after its checks). */
+  private delivered (client: any, packet: any): void {
+    const hooks = this.c.hooks
+    if (!hooks.has('message.deliver')) return
+    const state = stateOf(client)
+    const event = messageEvent('message.deliver', this.settings.nodeName, packet, null)
+    hooks.emit('message.deliver', {
+      ...event,
+      client_id: client.id,
+      username: state?.username,
+      peername: state?.peername ?? '',
+      peerhost: state?.peerhost ?? '',
+      from_client_id: packet.clientId,
+      auth_result: 'success',
+      mountpoint: undefined
+    })
+  }
+
+  /** A message no one received: counted, and `message.dropped` with the reason. */
+  dropped (packet: any, reason: string): void {
+    if (this.isInternal(packet.topic)) return
+    this.c.metrics['messages/dropped']++
+    const hooks = this.c.hooks
+    if (!hooks.has('message.dropped')) return
+    const event = messageEvent('message.dropped', this.settings.nodeName, packet, this.aedes.clients[packet.clientId] ?? null)
+    hooks.emit('message.dropped', { ...event, reason })
+  }
+
+  /** Lets wires report acknowledged QoS 1/2 deliveries while someone listens for them. */
+  private readonly ackWatch = {
+    enabled: (): boolean => this.c.hooks.has('message.acked'),
+    acked: (wire: Wire, message: { topic: string, payload: Buffer, qos: number, id: number }): void => {
+      const client = (wire.socket as any).client
+      if (!client?.id) return
+      const state = stateOf(client)
+      const now = Date.now()
+      this.c.hooks.emit('message.acked', {
+        event: 'message.acked',
+        id: `${client.id}:${message.id}`,
+        client_id: client.id,
+        username: state?.username,
+        topic: message.topic,
+        payload: message.payload,
+        qos: message.qos as 0 | 1 | 2,
+        peername: state?.peername ?? '',
+        peerhost: state?.peerhost ?? '',
+        flags: { retain: false, dup: false },
+        pub_props: {},
+        publish_received_at: now,
+        timestamp: now,
+        node: this.settings.nodeName,
+        auth_result: 'success',
+        mountpoint: undefined
+      })
+    }
   }
 }
 

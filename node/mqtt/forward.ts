@@ -2,18 +2,7 @@ import mqttPacket from 'mqtt-packet'
 import type { BrokerSettings } from './settings.js'
 import { parseShared, topicMatches } from './topic.js'
 
-/** Per-client values from CONNECT that shape what the broker sends to that client. */
-export interface ClientState {
-  /** Topic Alias Maximum the client accepts from the broker (0 = none). */
-  topicAliasMaximum: number
-  /** Maximum Packet Size the client accepts (0 = no limit). */
-  maximumPacketSize: number
-  /** Outbound topic aliases assigned so far (topic -> alias). */
-  aliases: Map<string, number> | null
-}
-
-/** Where a client's {@link ClientState} lives on the aedes client object. */
-export const clientState = Symbol('starling.clientState')
+import { clientState, type ClientState } from './client-state.js'
 
 /**
  * aedes' `authorizeForward` hook, run for every message on its way to one subscriber:
@@ -23,15 +12,22 @@ export const clientState = Symbol('starling.clientState')
  *   clean sessions: a queued QoS 1/2 message of a persistent session may be redelivered on a
  *   new connection, where the alias means nothing.
  */
-export function createForwardFilter (_settings: BrokerSettings): (client: any, packet: any) => any {
+export function createForwardFilter (_settings: BrokerSettings, delivered: (client: any, packet: any) => void): (client: any, packet: any) => any {
   return function authorizeForward (client: any, packet: any): any {
-    const state: ClientState | undefined = client[clientState]
-    if (state === undefined || client.version !== 5) return packet
-    if (packet.properties?.subscriptionIdentifier !== undefined) packet = withAllIdentifiers(client, packet)
-    if (state.maximumPacketSize > 0 && encodedSize(packet) > state.maximumPacketSize) return null
-    if (state.topicAliasMaximum > 0 && (packet.qos === 0 || client.clean)) return withAlias(state, packet)
-    return packet
+    const out = forwardFor(client, packet)
+    if (out !== null) delivered(client, packet)
+    return out
   }
+}
+
+/** The packet as this client must get it, or null when it must not get it. */
+function forwardFor (client: any, packet: any): any {
+  const state: ClientState | undefined = client[clientState]
+  if (state === undefined || client.version !== 5) return packet
+  if (packet.properties?.subscriptionIdentifier !== undefined) packet = withAllIdentifiers(client, packet)
+  if (state.maximumPacketSize > 0 && encodedSize(packet) > state.maximumPacketSize) return null
+  if (state.topicAliasMaximum > 0 && (packet.qos === 0 || client.clean)) return withAlias(state, packet)
+  return packet
 }
 
 /**

@@ -136,6 +136,8 @@ export class MqttListener {
       protocol: this.spec.protocol,
       address: socket.remoteAddress ?? '',
       port: socket.remotePort ?? 0,
+      localAddress: socket.localAddress ?? '',
+      localPort: socket.localPort ?? 0,
       onClose: (reason) => {
         this.current--
         this.shutdowns.set(reason, (this.shutdowns.get(reason) ?? 0) + 1)

@@ -68,12 +68,15 @@ export class MessageRouter {
   closed = false
   /** Set by the cluster layer: called once for every client-visible message emitted locally. */
   forwarder: ((packet: any) => void) | null = null
+  /** Called for every client-visible message published on this node, before delivery. */
+  onPublish: ((packet: any) => void) | null = null
   /** Called for a client-visible message that matched no local subscriber. */
   onNoSubscribers: ((packet: any) => void) | null = null
 
   constructor (
     private strategy: SharedStrategy,
-    private readonly internalPrefix: string,
+    /** Topics aedes publishes for itself, `$SYS/<aedes id>/`. */
+    readonly internalPrefix: string,
     private readonly events: RouteEvents = {}
   ) {}
 
@@ -155,7 +158,10 @@ export class MessageRouter {
     const internal = topic.startsWith(this.internalPrefix)
     const matched = this.lookup(topic)
     if (!internal) {
-      if (this.forwarder !== null && packet.fromPeer !== true) this.forwarder(packet)
+      if (packet.fromPeer !== true) {
+        if (this.onPublish !== null) this.onPublish(packet)
+        if (this.forwarder !== null) this.forwarder(packet)
+      }
       if (matched.length === 0 && this.onNoSubscribers !== null) this.onNoSubscribers(packet)
     }
     if (matched.length === 0) { callback(); return this }

@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream'
 import { type Metrics, RECEIVED_PACKET_METRIC, SENT_PACKET_METRIC, QOS_SENT_METRIC } from '../metrics.js'
+import type { ConnectionOrigin } from './broker.js'
 import { scanSubscribe, patchSuback, type SubscribePolicy, type PendingSuback } from './wire-subscribe.js'
 
 /** Limits and policies the wire layer enforces before aedes sees a packet. */
@@ -20,6 +21,15 @@ export interface WireLimits extends SubscribePolicy {
 export interface WireCounters {
   recvCnt: number, recvOct: number, recvPkt: number, recvMsg: number
   sendCnt: number, sendOct: number, sendPkt: number, sendMsg: number
+}
+
+/** A QoS 1/2 message the wire sent, remembered until the client acknowledges it. */
+export interface SentMessage { topic: string, payload: Buffer, qos: number, id: number }
+
+/** Lets a wire report acknowledged deliveries (`message.acked`) while someone listens. */
+export interface AckWatch {
+  enabled: () => boolean
+  acked: (wire: Wire, message: SentMessage) => void
 }
 
 /** A protocol violation found on the wire: the broker disconnects with this reason code. */
@@ -75,6 +85,12 @@ export class Wire {
   peer = { address: '', port: 0 }
   /** Why the connection ended, for the listener's `shutdown_count` (set by whoever closes it). */
   closeReason = 'closed'
+  /** Where the connection came from (listener, addresses); set by the broker. */
+  origin: ConnectionOrigin | null = null
+  /** Reports acknowledged deliveries; set by the broker. */
+  acks: AckWatch | null = null
+  /** QoS 1/2 messages sent and not yet acknowledged, by packet id (only while acks are watched). */
+  private sent: Map<number, SentMessage> | null = null
 
   private chunks: Buffer[] = []
   private pendingBytes = 0
@@ -245,6 +261,7 @@ export class Wire {
         c.sendMsg++
         m['messages/sent']++
         m[QOS_SENT_METRIC[(b0 >> 1) & 3]]++
+        if ((b0 & 6) !== 0 && this.acks !== null && this.acks.enabled()) this.rememberSent(out, b0, body, end)
       } else if (type === PUBACK || type === PUBCOMP || type === PUBREC) {
         const id = out.readUInt16BE(body)
         // PUBREC ends the exchange only when it carries an error reason code (v5)
@@ -309,6 +326,14 @@ export class Wire {
         if (need > buf.length && len <= this.limits.maxPacketSize) return this.keep(buf, pos)
       }
       this.countInbound(type)
+      if ((type === PUBACK || type === PUBCOMP) && this.sent !== null && end <= buf.length && len >= 2) {
+        const id = buf.readUInt16BE(body)
+        const message = this.sent.get(id)
+        if (message !== undefined) {
+          this.sent.delete(id)
+          this.acks!.acked(this, message)
+        }
+      }
       if (type === PUBLISH) {
         if (!this.checkPublish(buf, b0, body, end)) return this.stop(buf, pos)
       } else if (type === CONNECT && end <= buf.length) {
@@ -322,6 +347,23 @@ export class Wire {
       pos = end
     }
     return buf
+  }
+
+  /** Keeps topic and payload of a QoS 1/2 PUBLISH frame until its PUBACK/PUBCOMP arrives. */
+  private rememberSent (out: Buffer, b0: number, body: number, end: number): void {
+    const topicLen = out.readUInt16BE(body)
+    const topic = out.toString('utf8', body + 2, body + 2 + topicLen)
+    const id = out.readUInt16BE(body + 2 + topicLen)
+    let p = body + 4 + topicLen
+    if (this.protocolVersion === 5) {
+      let propLen = 0
+      let mul = 1
+      let byte: number
+      do { byte = out[p++]; propLen += (byte & 127) * mul; mul *= 128 } while ((byte & 128) !== 0)
+      p += propLen
+    }
+    const sent = this.sent ??= new Map()
+    sent.set(id, { topic, payload: Buffer.from(out.subarray(p, end)), qos: (b0 >> 1) & 3, id })
   }
 
   private countInbound (type: number): void {

@@ -1,0 +1,39 @@
+/**
+ * What Starling keeps per MQTT client, beside aedes' own client object: values from CONNECT
+ * that shape delivery, and the facts events and the API report (spec: Connection fields).
+ */
+export interface ClientState {
+  /** Topic Alias Maximum the client accepts from the broker (0 = none). */
+  topicAliasMaximum: number
+  /** Maximum Packet Size the client accepts (0 = no limit). */
+  maximumPacketSize: number
+  /** Outbound topic aliases assigned so far (topic -> alias). */
+  aliases: Map<string, number> | null
+  /** User name from CONNECT, if any. */
+  username: string | undefined
+  /** `ip:port` and `ip` of the peer. */
+  peername: string
+  peerhost: string
+  /** `ip:port` the client connected to. */
+  sockname: string
+  /** Listener protocol, e.g. `mqtt:tcp`. */
+  listener: string
+  protoVer: number
+  protoName: string
+  keepalive: number
+  cleanStart: boolean
+  /** Session Expiry Interval asked for, seconds (v5), or 0 / infinity-like for v3. */
+  expiryInterval: number
+  isBridge: boolean
+  connProps: Record<string, unknown>
+  /** ms since epoch, set when CONNACK 0 went out. */
+  connectedAt: number
+}
+
+/** Where a client's {@link ClientState} lives on the aedes client object. */
+export const clientState = Symbol('starling.clientState')
+
+/** The state of an aedes client, or undefined before CONNECT was seen. */
+export function stateOf (client: any): ClientState | undefined {
+  return client?.[clientState]
+}
