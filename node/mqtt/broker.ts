@@ -5,7 +5,7 @@ import type { Metrics } from '../metrics.js'
 import { QOS_RECEIVED_METRIC } from '../metrics.js'
 import { MessageRouter, type RouteEvents } from './router.js'
 import { Wire, type WireLimits } from './wire.js'
-import { topicLevels } from './topic.js'
+import { topicLevels, displayFilter } from './topic.js'
 import { createConnackRewriter } from './connack.js'
 import { createForwardFilter } from './forward.js'
 import { clientState, stateOf, type ClientState } from './client-state.js'
@@ -32,9 +32,29 @@ export interface ConnectionOrigin {
 /** An authentication verdict from the auth chain. */
 export type AuthVerdict = 'allow' | 'deny' | 'ignore'
 
-/** One provider in the auth chain (issue 3 adds the `svc_auth_*` plugins). */
+/** What an authenticator is told about a connecting client. */
+export interface AuthInfo { clientId: string, username?: string, password?: Buffer, peerhost: string, peer: string }
+
+/** One provider in the auth chain (the `svc_auth_*` plugins). */
 export interface Authenticator {
-  authenticate: (info: { clientId: string, username?: string, password?: Buffer, peer: string }) => Promise<AuthVerdict> | AuthVerdict
+  /** Plugin name, e.g. `svc_auth_username`. */
+  name: string
+  /** Higher runs first; equal priorities run in the order they were added (spec: Authentication). */
+  priority: number
+  authenticate: (info: AuthInfo) => Promise<AuthVerdict> | AuthVerdict
+}
+
+/** Who a client is, for ACL and banned checks. */
+export interface AccessClient { clientId: string, username: string | undefined, peerhost: string }
+
+/** The ACL (`acl_file`): decides each publish and subscribe. */
+export interface AccessControl {
+  check: (client: AccessClient, action: 'publish' | 'subscribe', topic: string) => 'allow' | 'deny'
+}
+
+/** The banned list: the reason a client is refused at CONNECT, or null. */
+export interface BannedList {
+  check: (client: AccessClient) => string | null
 }
 
 /** Components a broker uses. */
@@ -55,8 +75,14 @@ export interface BrokerComponents {
 export class Broker {
   readonly aedes: any
   readonly router: MessageRouter
-  /** Providers asked in order; the first that does not `ignore` decides (issue 3 sorts them by priority). */
+  /** The auth chain, highest priority first; see {@link addAuthenticator}. */
   readonly authenticators: Authenticator[] = []
+  /** The ACL, when one is loaded; null allows everything. */
+  acl: AccessControl | null = null
+  /** The banned list, when there is one. */
+  banned: BannedList | null = null
+  /** `acl_deny_action`: `disconnect` closes a client whose publish or subscribe is denied. */
+  aclDenyAction: 'ignore' | 'disconnect' = 'ignore'
   private readonly wires = new Set<Wire>()
   private readonly limits: WireLimits
 
@@ -119,6 +145,26 @@ export class Broker {
     aedes.on('keepaliveTimeout', (client: any) => { const w = wireOf(client); if (w) w.closeReason = 'keepalive_timeout' })
     aedes.on('error', (err: Error) => c.logger.error({ err }, 'broker error'))
     return broker
+  }
+
+  /** Adds a provider to the auth chain, keeping it sorted by priority (stable). */
+  addAuthenticator (provider: Authenticator): void {
+    this.removeAuthenticator(provider.name)
+    const i = this.authenticators.findIndex(p => p.priority < provider.priority)
+    if (i === -1) this.authenticators.push(provider)
+    else this.authenticators.splice(i, 0, provider)
+  }
+
+  /** Removes a provider from the auth chain by name. */
+  removeAuthenticator (name: string): void {
+    const i = this.authenticators.findIndex(p => p.name === name)
+    if (i !== -1) this.authenticators.splice(i, 1)
+  }
+
+  /** Who `client` is, for ACL and banned checks. */
+  accessClient (client: any): AccessClient {
+    const state = stateOf(client)
+    return { clientId: client.id, username: state?.username, peerhost: state?.peerhost ?? '' }
   }
 
   /** Number of connections with a wire (accepted sockets, connected or not yet). */
@@ -197,7 +243,14 @@ export class Broker {
     // [MQTT-3.1.3-5] aedes checks the length for MQTT 3.1 only
     if (client.id.length > this.settings.maxClientIdLen) return cb(connectError(2, 'client id too long'))
     const wire = wireOf(client)
-    const info = { clientId: client.id, username, password, peer: wire ? `${wire.peer.address}:${wire.peer.port}` : '' }
+    const info: AuthInfo = { clientId: client.id, username, password, peerhost: wire?.peer.address ?? '', peer: wire ? `${wire.peer.address}:${wire.peer.port}` : '' }
+    const bannedFor = this.banned?.check(this.accessClient(client)) ?? null
+    if (bannedFor !== null) {
+      // v5 CONNACK 0x8A (Banned); aedes only knows the v3 return codes, so the wire patches it
+      if (wire) wire.connackCode = 0x8a
+      this.c.logger.debug({ clientId: client.id, reason: bannedFor }, 'banned client refused')
+      return cb(connectError(5, 'banned'))
+    }
     const accept = (): void => {
       // a connected client with this id is about to be taken over [MQTT-3.1.4-2]
       const previous = wireOf(this.aedes.clients[client.id])
@@ -222,6 +275,9 @@ export class Broker {
     if (packet.topic.startsWith('$SYS/')) return cb(new Error('$SYS topics are published by the broker only'))
     const maxLevels = this.settings.maxTopicLevels
     if (maxLevels > 0 && topicLevels(packet.topic) > maxLevels) return cb(new Error(`topic has more than ${maxLevels} levels (mqtt.max_topic_levels)`))
+    if (client && this.acl !== null && this.acl.check(this.accessClient(client), 'publish', packet.topic) === 'deny') {
+      return this.denyPublish(client, packet, cb)
+    }
     if (client && packet.qos > 0) {
       // Hold this client's output (its PUBACK/PUBREC) until the publish completes, i.e. until
       // the message is stored for persistent sessions: aedes writes the PUBACK first.
@@ -236,11 +292,45 @@ export class Broker {
     const wire = wireOf(client)
     // refused on the wire (invalid filter, feature off): the SUBACK code is already recorded
     if (wire?.isRefused(topic)) return cb(null, null)
+    if (this.acl !== null && this.acl.check(this.accessClient(client), 'subscribe', displayFilter(topic)) === 'deny') {
+      // spec: ACL denial answers 0x80 for MQTT 3.1.1 and 5 alike (aedes would say 0x87)
+      wire?.setSubackCode(topic, 0x80)
+      if (this.aclDenyAction === 'disconnect') this.disconnectDenied(client)
+      return cb(null, null)
+    }
     if (sub.qos > this.settings.maxQos) {
       sub.qos = this.settings.maxQos
       wire?.setSubackCode(topic, sub.qos)
     }
     cb(null, sub)
+  }
+
+  /**
+   * A publish the ACL denies is dropped and counted. MQTT 5 QoS 1/2 gets PUBACK/PUBREC 0x87
+   * (aedes does that for an authorizer error); MQTT 3.1.1 has no reason codes and aedes would
+   * close the connection, so the message is dropped and acknowledged here as EMQ X does.
+   */
+  private denyPublish (client: any, packet: any, cb: (err?: Error | null) => void): void {
+    this.c.metrics['messages/dropped']++
+    if (this.aclDenyAction === 'disconnect') {
+      this.disconnectDenied(client)
+      packet._notAuthorized = true
+      return cb(null)
+    }
+    if (client.version === 5) return cb(new Error('not authorized by the ACL'))
+    packet._notAuthorized = true // aedes' own flag: enqueuePublish skips the message
+    const wire = wireOf(client)
+    if (wire && packet.qos > 0) {
+      const ack = Buffer.from([packet.qos === 1 ? 0x40 : 0x50, 2, packet.messageId >> 8, packet.messageId & 0xff])
+      wire.writeFrame(ack)
+    }
+    cb(null)
+  }
+
+  private disconnectDenied (client: any): void {
+    const wire = wireOf(client)
+    if (wire) wire.closeReason = 'acl_denied'
+    queueMicrotask(() => client.disconnect({ reasonCode: 0x87 }))
   }
 
   private published (packet: any, client: any, cb: (err?: Error | null) => void): void {

@@ -2,10 +2,8 @@ import { Readable } from 'node:stream'
 import MemoryPersistence from 'aedes-persistence/asyncPersistence.js'
 import type { Logger } from '../logger.js'
 import type { Store, StoreTable } from '../store/index.js'
-import {
-  copyStoredPacket, incomingKey, nameKey, outgoingKey, sameSubscription, toQueuedPacket, toStoredPacket, toStoredSubscription,
-  type StoredPacket, type StoredSubscription
-} from './persistence-codec.js'
+import { incomingKey, nameKey, sameSubscription, toStoredPacket, toStoredSubscription, type StoredPacket, type StoredSubscription } from './persistence-codec.js'
+import { OutgoingQueues, type OutgoingRecord, type QueueTarget } from './persistence-outgoing.js'
 
 export type { StoredPacket, StoredSubscription } from './persistence-codec.js'
 
@@ -39,9 +37,7 @@ export const PERSISTENCE_TABLES = {
 export interface StorePersistenceInit { store: Store, logger: Logger }
 
 interface SubscriptionsRecord { clientId: string, subs: Record<string, StoredSubscription> }
-interface OutgoingRecord { clientId: string, seq: number, packet: StoredPacket }
 interface IncomingRecord { clientId: string, packet: StoredPacket }
-interface OutgoingEntry extends OutgoingRecord { key: string, write?: Promise<void> }
 /** A packet kept in memory; `persisted` when it belongs to a persistent session. */
 interface Held { packet: StoredPacket, persisted: boolean }
 
@@ -60,7 +56,6 @@ interface Held { packet: StoredPacket, persisted: boolean }
 export class StorePersistence extends MemoryPersistence {
   private readonly retainedTable: StoreTable<StoredPacket>
   private readonly subsTable: StoreTable<SubscriptionsRecord>
-  private readonly outgoingTable: StoreTable<OutgoingRecord>
   private readonly incomingTable: StoreTable<IncomingRecord>
   private readonly willsTable: StoreTable<StoredPacket>
   private readonly store: Store
@@ -69,10 +64,9 @@ export class StorePersistence extends MemoryPersistence {
   private readonly sessionSubs = new Map<string, Map<string, StoredSubscription>>()
   /** Last subscriptions write per client: a no-op add/remove still waits for it. */
   private readonly subsWrites = new Map<string, Promise<void>>()
-  private readonly queues = new Map<string, OutgoingEntry[]>()
+  private readonly outgoing: OutgoingQueues
   private readonly incoming = new Map<string, Map<number, Held>>()
   private readonly wills = new Map<string, Held>()
-  private seq = 0
   private loaded = false
 
   constructor (init: StorePersistenceInit) {
@@ -81,10 +75,10 @@ export class StorePersistence extends MemoryPersistence {
     this.store = store
     this.retainedTable = store.table(PERSISTENCE_TABLES.retained)
     this.subsTable = store.table(PERSISTENCE_TABLES.subscriptions)
-    this.outgoingTable = store.table(PERSISTENCE_TABLES.outgoing)
     this.incomingTable = store.table(PERSISTENCE_TABLES.incoming)
     this.willsTable = store.table(PERSISTENCE_TABLES.wills)
     this.log = init.logger.child({ component: 'mqtt:persistence' })
+    this.outgoing = new OutgoingQueues(store.table<OutgoingRecord>(PERSISTENCE_TABLES.outgoing), this.log)
   }
 
   /** Loads the stored state into memory, then moves `broker.counter` past stored packets. */
@@ -103,12 +97,7 @@ export class StorePersistence extends MemoryPersistence {
       this.sessionSubs.set(record.clientId, new Map(Object.entries(record.subs)))
       await super.addSubscriptions({ id: record.clientId }, Object.entries(record.subs).map(([topic, sub]) => ({ topic, ...sub })))
     }
-    for (const [key, record] of this.outgoingTable.entries()) {
-      this.queueOf(record.clientId).push({ ...record, key })
-      this.seq = Math.max(this.seq, record.seq)
-      seen(record.packet)
-    }
-    for (const queue of this.queues.values()) queue.sort((a, b) => a.seq - b.seq)
+    maxCounter = Math.max(maxCounter, this.outgoing.load())
     for (const [, record] of this.incomingTable.entries()) {
       this.incomingOf(record.clientId).set(record.packet.messageId as number, { packet: record.packet, persisted: true })
       seen(record.packet)
@@ -118,7 +107,7 @@ export class StorePersistence extends MemoryPersistence {
       seen(packet)
     }
     broker.counter = Math.max(broker.counter, maxCounter)
-    this.log.info({ retained: this.retainedTopics.size, sessions: this.sessionSubs.size, queues: this.queues.size, brokerCounter: broker.counter }, 'persistence loaded')
+    this.log.info({ retained: this.retainedTopics.size, sessions: this.sessionSubs.size, queues: [...this.outgoing.clientIds()].length, brokerCounter: broker.counter }, 'persistence loaded')
   }
 
   override async storeRetained (packet: Record<string, any>): Promise<void> {
@@ -176,84 +165,25 @@ export class StorePersistence extends MemoryPersistence {
     await Promise.all(writes)
   }
 
-  override async outgoingEnqueue (sub: { clientId: string }, packet: Record<string, any>): Promise<void> {
-    await this.outgoingEnqueueCombi([sub], packet)
+  override async outgoingEnqueue (sub: QueueTarget, packet: Record<string, any>): Promise<void> {
+    await this.outgoing.enqueue([sub], packet)
   }
 
-  /**
-   * Queues `packet` once per matching subscription. aedes sends a queue as stored, so the
-   * entry takes the lower of the packet's and the subscription's QoS [MQTT-3.8.4-8] and
-   * a cleared RETAIN flag unless the subscription has Retain As Published [MQTT-3.3.1-9].
-   * A client with two matching subscriptions gets two entries, as aedes expects: its
-   * dedupe then clears one (see outgoingClearMessageId).
-   */
-  override async outgoingEnqueueCombi (subs: Array<{ clientId: string, topic?: string, qos?: number, rap?: boolean }>, packet: Record<string, any>): Promise<void> {
-    if (subs.length === 0) return
-    const stored = toQueuedPacket(packet)
-    const writes = new Array<Promise<void>>(subs.length)
-    for (let i = 0; i < subs.length; i++) {
-      const sub = subs[i]
-      const clientId = sub.clientId
-      const seq = ++this.seq
-      const queued = i === 0 ? stored : copyStoredPacket(stored)
-      if (sub.qos !== undefined && sub.qos > 0 && sub.qos < (queued.qos ?? 0)) queued.qos = sub.qos
-      if (sub.topic !== undefined && sub.rap !== true && queued.retain === true) queued.retain = false
-      const entry: OutgoingEntry = { clientId, seq, key: outgoingKey(clientId, seq), packet: queued }
-      this.queueOf(clientId).push(entry)
-      writes[i] = this.writeEntry(entry)
-    }
-    await Promise.all(writes)
+  /** See {@link OutgoingQueues.enqueue}: QoS and RETAIN are fitted to each subscription. */
+  override async outgoingEnqueueCombi (subs: QueueTarget[], packet: Record<string, any>): Promise<void> {
+    if (subs.length > 0) await this.outgoing.enqueue(subs, packet)
   }
 
-  /**
-   * Records the packet identifier aedes gave a queued packet, or replaces a packet by
-   * identifier (with its PUBREL), as aedes-persistence does. A packet is matched by
-   * brokerId and brokerCounter, preferring an entry without an identifier (or with this
-   * one), so two entries of one packet (overlapping subscriptions) get one identifier each.
-   */
-  override async outgoingUpdate (client: PersistenceClient, packet: Record<string, any>): Promise<void> {
-    const queue = this.queues.get(client.id) ?? []
-    let sameCounter: OutgoingEntry | undefined
-    for (const entry of queue) {
-      const queued = entry.packet
-      if (queued.brokerId === packet.brokerId) {
-        if (queued.brokerCounter === packet.brokerCounter) {
-          if (queued.messageId === packet.messageId) return await entry.write
-          if (queued.messageId === undefined) return await this.setMessageId(entry, packet.messageId)
-          sameCounter ??= entry
-        }
-      } else if (queued.messageId === packet.messageId) {
-        entry.packet = toStoredPacket(packet)
-        return await this.writeEntry(entry)
-      }
-    }
-    if (sameCounter !== undefined) return await this.setMessageId(sameCounter, packet.messageId)
-    throw new Error('no such packet')
+  override outgoingUpdate (client: PersistenceClient, packet: Record<string, any>): Promise<void> {
+    return this.outgoing.update(client.id, packet)
   }
 
-  /**
-   * Removes the queued packet with this identifier and returns it. Without an identifier
-   * (aedes' dedupe or no-local dropped a delivery), the entry of the same packet
-   * (brokerId and brokerCounter) that has none is removed, not just any such entry.
-   */
-  override async outgoingClearMessageId (client: PersistenceClient, packet: { messageId?: number, brokerId?: string | null, brokerCounter?: number }): Promise<StoredPacket | undefined> {
-    const queue = this.queues.get(client.id)
-    if (queue === undefined) return undefined
-    let i = -1
-    if (packet.messageId === undefined && packet.brokerId !== undefined && packet.brokerId !== null) {
-      i = queue.findIndex(({ packet: queued }) => queued.messageId === undefined &&
-        queued.brokerId === packet.brokerId && queued.brokerCounter === packet.brokerCounter)
-    }
-    if (i === -1) i = queue.findIndex((entry) => entry.packet.messageId === packet.messageId)
-    if (i === -1) return undefined
-    const [entry] = queue.splice(i, 1)
-    if (queue.length === 0) this.queues.delete(client.id)
-    await this.logged(this.outgoingTable.del(entry.key), 'outgoing', client.id)
-    return entry.packet
+  override outgoingClearMessageId (client: PersistenceClient, packet: { messageId?: number, brokerId?: string | null, brokerCounter?: number }): Promise<StoredPacket | undefined> {
+    return this.outgoing.clear(client.id, packet)
   }
 
   override outgoingStream (client: PersistenceClient): Readable {
-    return Readable.from((this.queues.get(client.id) ?? []).map((entry) => entry.packet))
+    return Readable.from(this.outgoing.packets(client.id))
   }
 
   override async incomingStorePacket (client: PersistenceClient, packet: Record<string, any>): Promise<void> {
@@ -318,12 +248,8 @@ export class StorePersistence extends MemoryPersistence {
 
   /** Persistent sessions with stored subscriptions or queued packets. */
   * persistentSessions (): Iterable<PersistentSessionInfo> {
-    const ids = new Set([...this.sessionSubs.keys(), ...this.queues.keys()])
-    for (const clientId of ids) {
-      const queue = this.queues.get(clientId) ?? []
-      let inflight = 0
-      for (const entry of queue) if (entry.packet.messageId !== undefined) inflight++
-      yield { clientId, subscriptions: this.sessionSubs.get(clientId)?.size ?? 0, queued: queue.length, inflight }
+    for (const clientId of new Set([...this.sessionSubs.keys(), ...this.outgoing.clientIds()])) {
+      yield { clientId, subscriptions: this.sessionSubs.get(clientId)?.size ?? 0, ...this.outgoing.stats(clientId) }
     }
   }
 
@@ -332,26 +258,10 @@ export class StorePersistence extends MemoryPersistence {
     return this.retainedTopics.size
   }
 
-  private queueOf (clientId: string): OutgoingEntry[] {
-    let queue = this.queues.get(clientId)
-    if (queue === undefined) this.queues.set(clientId, queue = [])
-    return queue
-  }
-
   private incomingOf (clientId: string): Map<number, Held> {
     let packets = this.incoming.get(clientId)
     if (packets === undefined) this.incoming.set(clientId, packets = new Map())
     return packets
-  }
-
-  private setMessageId (entry: OutgoingEntry, messageId: number): Promise<void> {
-    entry.packet.messageId = messageId
-    return this.writeEntry(entry)
-  }
-
-  private writeEntry (entry: OutgoingEntry): Promise<void> {
-    const { clientId, seq, packet } = entry
-    return (entry.write = this.logged(this.outgoingTable.put(entry.key, { clientId, seq, packet }), 'outgoing', clientId))
   }
 
   /** Writes (or deletes, when empty) a client's subscriptions record. */

@@ -87,6 +87,8 @@ export class Wire {
   closeReason = 'closed'
   /** Where the connection came from (listener, addresses); set by the broker. */
   origin: ConnectionOrigin | null = null
+  /** MQTT 5 CONNACK reason code to write instead of aedes' (e.g. 0x8A Banned); null keeps it. */
+  connackCode: number | null = null
   /** Reports acknowledged deliveries; set by the broker. */
   acks: AckWatch | null = null
   /** QoS 1/2 messages sent and not yet acknowledged, by packet id (only while acks are watched). */
@@ -273,6 +275,9 @@ export class Wire {
           this.subacks.delete(id)
           patchSuback(out, body, end, this.protocolVersion, pending.codes)
         }
+      } else if (type === CONNACK && this.connackCode !== null && this.protocolVersion === 5 && len >= 2) {
+        out[body + 1] = this.connackCode
+        this.connackCode = null
       } else if (type === CONNACK && this.connackRewriter !== null && this.protocolVersion === 5) {
         const rewritten = this.connackRewriter(out.subarray(pos, end))
         this.connackRewriter = null
