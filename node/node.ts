@@ -5,6 +5,7 @@ import { type StarlingConfig, resolvePath, ensureDevCertificates } from './confi
 import { createStore, type Store } from './store/index.js'
 import { createStorePersistence } from './mqtt/persistence.js'
 import { Broker } from './mqtt/broker.js'
+import { SessionExpiry } from './mqtt/session-expiry.js'
 import { brokerSettingsFrom } from './mqtt/settings.js'
 import { MqttListener, type ListenerSpec, type ListenerInfo } from './mqtt/listeners.js'
 import { createMetrics, type Metrics } from './metrics.js'
@@ -51,8 +52,13 @@ export async function startNode (config: StarlingConfig, init: { logger: Logger,
   try {
     const persistence = createStorePersistence({ store, logger })
     const hooks = new HooksBus(logger.child({ component: 'hooks' }))
-    const broker = await Broker.create(brokerSettingsFrom(config), { logger: logger.child({ component: 'mqtt' }), metrics, hooks, persistence })
-    cleanups.unshift(() => broker.close())
+    const settings = brokerSettingsFrom(config)
+    const broker = await Broker.create(settings, { logger: logger.child({ component: 'mqtt' }), metrics, hooks, persistence })
+    // aedes.close() never destroys its persistence: wait for its writes before the store closes
+    cleanups.unshift(async () => { await broker.close(); await persistence.destroy() })
+    const expiry = new SessionExpiry(broker.aedes, persistence, settings.sessionExpiryMs, logger.child({ component: 'mqtt:sessions' }))
+    await expiry.start()
+    cleanups.unshift(async () => expiry.stop())
     const listeners = listenerSpecs(config, cwd, logger).map(spec => new MqttListener(spec, broker, logger.child({ component: 'mqtt:listeners' })))
     for (const listener of listeners) {
       try {

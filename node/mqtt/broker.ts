@@ -95,6 +95,7 @@ export class Broker {
       retainAvailable: settings.retainAvailable,
       maxPacketSize: settings.maxPacketSize,
       highWaterMark: 64 * 1024,
+      dropThreshold: 8 * 1024 * 1024,
       sharedSubscription: settings.sharedSubscription,
       wildcardSubscription: settings.wildcardSubscription,
       maxTopicLevels: settings.maxTopicLevels
@@ -105,7 +106,8 @@ export class Broker {
   static async create (settings: BrokerSettings, c: BrokerComponents): Promise<Broker> {
     const aedesId = settings.nodeName
     const router = new MessageRouter(settings.sharedStrategy, `$SYS/${aedesId}/`, c.routeEvents)
-    let broker: Broker | undefined
+    // the hooks need the Broker, which needs aedes: they reach it through this holder
+    const self: { broker?: Broker } = {}
     const aedes: any = new Aedes({
       id: aedesId,
       mq: router,
@@ -120,17 +122,19 @@ export class Broker {
       receiveMaximum: settings.maxInflight,
       sessionExpiryIntervalLimit: Math.floor(settings.sessionExpiryMs / 1000),
       queueLimit: 1000,
-      drainTimeout: 0,
-      preConnect: (client: any, packet: any, cb: any) => broker!.preConnect(client, packet, cb),
-      authenticate: (client: any, username: any, password: any, cb: any) => { void broker!.authenticate(client, username, password, cb) },
-      authorizePublish: (client: any, packet: any, cb: any) => broker!.authorizePublish(client, packet, cb),
-      authorizeSubscribe: (client: any, sub: any, cb: any) => broker!.authorizeSubscribe(client, sub, cb),
-      authorizeForward: createForwardFilter(settings, (client, packet) => broker!.delivered(client, packet)),
-      published: (packet: any, client: any, cb: any) => broker!.published(packet, client, cb)
+      // a subscriber that does not drain its socket for this long is disconnected (aedes then
+      // also waits for 'drain' with one listener per client instead of one per write)
+      drainTimeout: 60000,
+      preConnect: (client: any, packet: any, cb: any) => self.broker!.preConnect(client, packet, cb),
+      authenticate: (client: any, username: any, password: any, cb: any) => { void self.broker!.authenticate(client, username, password, cb) },
+      authorizePublish: (client: any, packet: any, cb: any) => self.broker!.authorizePublish(client, packet, cb),
+      authorizeSubscribe: (client: any, sub: any, cb: any) => self.broker!.authorizeSubscribe(client, sub, cb),
+      authorizeForward: createForwardFilter(settings, (client, packet) => self.broker!.delivered(client, packet)),
+      published: (packet: any, client: any, cb: any) => self.broker!.published(packet, client, cb)
     } as any)
     // the hooks above need `broker`, and aedes publishes its birth message in listen()
-    broker = new Broker(settings, c, aedes, router)
-    router.onNoSubscribers = (packet) => broker!.dropped(packet, 'no_subscribers')
+    const broker = self.broker = new Broker(settings, c, aedes, router)
+    router.onNoSubscribers = (packet) => broker.dropped(packet, 'no_subscribers')
     router.onPublish = (packet) => {
       // the copy aedes routes (it has brokerCounter, so every event of this message shares an id)
       if (c.hooks.has('message.publish')) {
@@ -228,7 +232,13 @@ export class Broker {
       connectedAt: 0
     }
     client[clientState] = state
-    if (wire) installFastDeliver(client, wire)
+    const problem = v5 ? connectPropertiesError(packet.properties) : null
+    if (problem !== null && wire) {
+      // answered in authenticate with CONNACK 0x82 (Protocol Error), patched on the wire
+      state.connectError = problem
+      wire.connackCode = 0x82
+    }
+    if (wire) installFastDeliver(client, wire, (p, reason) => this.dropped(p, reason))
     if (packet.protocolVersion === 5) {
       // MQTT 5 Server Keep Alive [MQTT-3.2.2-21]: aedes only offers a limit that also rejects
       // v3 clients, so set the value its CONNACK and keepalive timer read directly.
@@ -240,6 +250,8 @@ export class Broker {
 
   private async authenticate (client: any, username: string | undefined, password: Buffer | undefined,
     cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): Promise<void> {
+    const connectProblem = stateOf(client)?.connectError
+    if (connectProblem) return cb(connectError(5, connectProblem))
     // [MQTT-3.1.3-5] aedes checks the length for MQTT 3.1 only
     if (client.id.length > this.settings.maxClientIdLen) return cb(connectError(2, 'client id too long'))
     const wire = wireOf(client)
@@ -417,6 +429,21 @@ const HELD = Symbol('starling.held')
 /** The wire of an aedes client (its `conn` is the socket the wire interposes on). */
 export function wireOf (client: any): Wire | undefined {
   return client?.conn?.[WIRE]
+}
+
+/** CONNECT properties allowed by MQTT 5 §3.1.2.11 (mqtt-packet accepts any property anywhere). */
+const CONNECT_PROPERTIES = new Set(['sessionExpiryInterval', 'receiveMaximum', 'maximumPacketSize', 'topicAliasMaximum',
+  'requestResponseInformation', 'requestProblemInformation', 'userProperties', 'authenticationMethod', 'authenticationData'])
+
+/** Why a v5 CONNECT's properties are a Protocol Error, or null. */
+function connectPropertiesError (properties: Record<string, unknown> | undefined): string | null {
+  if (properties === undefined) return null
+  for (const [name, value] of Object.entries(properties)) {
+    if (!CONNECT_PROPERTIES.has(name)) return `property ${name} is not allowed in CONNECT`
+    // mqtt-packet turns a repeated property into an array; only user properties may repeat
+    if (name !== 'userProperties' && Array.isArray(value)) return `property ${name} appears more than once`
+  }
+  return null
 }
 
 function connectError (returnCode: number, message: string): Error & { returnCode: number } {

@@ -63,7 +63,7 @@ const V5 = { protocolVersion: 5 } as const
  * per-field writes it makes for every message to every subscriber. Installed in preConnect,
  * before aedes restores or creates any subscription, because aedes captures `deliver0` then.
  */
-export function installFastDeliver (client: any, wire: Wire): void {
+export function installFastDeliver (client: any, wire: Wire, dropped: (packet: any, reason: string) => void): void {
   const broker = client.broker
   client.deliver0 = function deliverQos0Fast (packet: any, cb: () => void): void {
     if (packet.clientId === client.id && packet.nl) return cb()
@@ -72,6 +72,10 @@ export function installFastDeliver (client: any, wire: Wire): void {
       const seen = client.duplicates[brokerId] || 0
       if (seen >= packet.brokerCounter) return cb()
       client.duplicates[brokerId] = packet.brokerCounter
+    }
+    if (wire.congested) {
+      dropped(packet, 'queue_full')
+      return cb()
     }
     const forward = broker.authorizeForward(client, packet)
     if (!forward || !client.connected || client.closed) return cb()

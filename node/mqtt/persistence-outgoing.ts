@@ -67,7 +67,10 @@ export class OutgoingQueues {
    * Records the packet identifier aedes gave a queued packet, or replaces a packet by
    * identifier (with its PUBREL). A packet is matched by brokerId and brokerCounter,
    * preferring an entry without an identifier (or with this one), so two entries of one
-   * packet (overlapping subscriptions) get one identifier each. Rejects when none matches.
+   * packet (overlapping subscriptions) get one identifier each. A packet no entry matches
+   * was not queued through the session's own subscriptions — a shared subscription picks one
+   * member at delivery time — so it joins the queue now, in flight, and is redelivered if the
+   * client leaves before acknowledging it.
    */
   async update (clientId: string, packet: Record<string, any>): Promise<void> {
     let sameCounter: OutgoingEntry | undefined
@@ -85,7 +88,18 @@ export class OutgoingQueues {
       }
     }
     if (sameCounter !== undefined) return await this.setMessageId(sameCounter, packet.messageId)
-    throw new Error('no such packet')
+    const seq = ++this.seq
+    const entry: OutgoingEntry = { clientId, seq, key: outgoingKey(clientId, seq), packet: toStoredPacket(packet) }
+    this.queueOf(clientId).push(entry)
+    return await this.write(entry)
+  }
+
+  /** Removes every queued packet of a client (its session ended). */
+  async drop (clientId: string): Promise<void> {
+    const queue = this.queues.get(clientId)
+    if (queue === undefined) return
+    this.queues.delete(clientId)
+    await Promise.all(queue.map((entry) => this.logged(this.table.del(entry.key), clientId)))
   }
 
   /**

@@ -240,6 +240,16 @@ export class StorePersistence extends MemoryPersistence {
     return Readable.from(wills.filter((will) => brokers[will.brokerId as string] === undefined))
   }
 
+  /**
+   * Removes everything a session kept: subscriptions, queued and in-flight messages, QoS 2
+   * state and will. Used when a session expires without a client to hand aedes (MQTT 3.1.1
+   * sessions, and sessions restored after a restart).
+   */
+  async dropSession (clientId: string): Promise<void> {
+    const client = { id: clientId, clean: false }
+    await Promise.all([this.cleanSubscriptions(client), this.outgoing.drop(clientId), this.delWill(client)])
+  }
+
   /** Waits for every write issued so far; the store stays open (the node owns it). */
   override async destroy (): Promise<void> {
     await super.destroy()

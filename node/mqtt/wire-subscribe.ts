@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import { filterError, parseShared } from './topic.js'
 
 /** Subscription features the broker offers (`mqtt.shared_subscription`, `mqtt.wildcard_subscription`, `mqtt.max_topic_levels`). */
@@ -55,7 +56,9 @@ export function scanSubscribe (buf: Buffer, body: number, end: number, isSubscri
     const start = p + 2
     const stop = start + len
     if (stop > end || len === 0) break // malformed: aedes' own checks answer it
-    const code = refusal(buf.toString('utf8', start, stop), version, policy)
+    const code = isUtf8(buf.subarray(start, stop))
+      ? refusal(buf.toString('utf8', start, stop), version, policy)
+      : (version === 5 ? TOPIC_FILTER_INVALID : SUBACK_FAILURE_V3) // [MQTT-1.5.4-1]
     if (code === 'share') {
       buf[start] = 0 // '$share/' -> '\0share/'
       codes.push(null)

@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream'
+import { isUtf8 } from 'node:buffer'
 import { type Metrics, RECEIVED_PACKET_METRIC, SENT_PACKET_METRIC, QOS_SENT_METRIC } from '../metrics.js'
 import type { ConnectionOrigin } from './broker.js'
 import { scanSubscribe, patchSuback, type SubscribePolicy, type PendingSuback } from './wire-subscribe.js'
@@ -15,6 +16,8 @@ export interface WireLimits extends SubscribePolicy {
   maxPacketSize: number
   /** Bytes buffered for one socket before `write` asks the writer to wait for 'drain'. */
   highWaterMark: number
+  /** Unsent bytes for one socket above which QoS 0 deliveries to it are dropped. */
+  dropThreshold: number
 }
 
 /** Per-connection traffic counters (the Connection fields `recv_*` / `send_*`). */
@@ -180,6 +183,16 @@ export class Wire {
     if (this.holds > 0 && --this.holds === 0 && this.chunks.length > 0) this.schedule()
   }
 
+  /**
+   * True when this client's socket is congested beyond waiting: unsent bytes above the
+   * drop threshold. QoS 0 deliveries are then dropped (`queue_full`) instead of holding the
+   * publishers back, so a frozen subscriber cannot stall a topic (EMQ X drops QoS 0 from a
+   * full queue likewise).
+   */
+  get congested (): boolean {
+    return this.pendingBytes + this.socket.writableLength > this.limits.dropThreshold
+  }
+
   /** @internal socket.write as aedes calls it. */
   enqueue (chunk: any, cb?: (err?: Error | null) => void): boolean {
     // `dead` (a violation was found) stops reading only: the DISCONNECT must still go out
@@ -325,9 +338,9 @@ export class Wire {
       const type = b0 >> 4
       const body = i
       const end = body + len
-      if (type === CONNECT || type === SUBSCRIBE || type === UNSUBSCRIBE || (type === PUBLISH && (b0 & 6) !== 0)) {
+      if (type === CONNECT || type === SUBSCRIBE || type === UNSUBSCRIBE || type === PUBLISH) {
         // these need (a prefix of) their body: wait until it is here, unless it is oversized
-        const need = type === PUBLISH ? publishPrefix(buf, body, end) : end
+        const need = type === PUBLISH ? publishPrefix(buf, body, end, (b0 & 6) !== 0) : end
         if (need > buf.length && len <= this.limits.maxPacketSize) return this.keep(buf, pos)
       }
       this.countInbound(type)
@@ -383,10 +396,17 @@ export class Wire {
     this.counters.recvMsg++
     const qos = (b0 >> 1) & 3
     if (qos > this.limits.maxQos) return this.violation(0x9b, `QoS ${qos} is above mqtt.max_qos_allowed`)
+    // [MQTT-1.5.4-1], [MQTT-1.5.4-2]: a topic must be well-formed UTF-8 without U+0000;
+    // mqtt-packet decodes lossily, so check the bytes (the topic is inside the scanned prefix)
+    if (end - body < 2) return this.violation(0x81, 'PUBLISH without a topic')
+    const topicEnd = body + 2 + buf.readUInt16BE(body)
+    if (topicEnd > end) return this.violation(0x81, 'PUBLISH topic longer than the packet')
+    const topic = buf.subarray(body + 2, topicEnd)
+    if (topic.includes(0) || !isUtf8(topic)) return this.violation(0x81, 'topic name is not well-formed UTF-8')
     if ((b0 & 1) === 1 && !this.limits.retainAvailable) return this.violation(0x9a, 'retain is not available')
-    if (qos > 0 && end - body >= 2) {
-      const topicLen = buf.readUInt16BE(body)
-      const id = buf.readUInt16BE(body + 2 + topicLen)
+    if (qos > 0) {
+      if (topicEnd + 2 > end) return this.violation(0x81, 'PUBLISH without a packet identifier')
+      const id = buf.readUInt16BE(topicEnd)
       const inflight = this.inflight ??= new Set()
       inflight.add(id)
       if (this.protocolVersion === 5 && inflight.size > this.limits.receiveMaximum) {
@@ -394,6 +414,11 @@ export class Wire {
       }
     }
     return true
+  }
+
+  /** @internal The inbound scan failed on this connection's bytes: treat as a malformed packet. */
+  malformed (err: Error): void {
+    if (!this.dead) this.violation(0x81, `malformed packet: ${err.message}`)
   }
 
   private violation (reasonCode: number, message: string): boolean {
@@ -426,11 +451,17 @@ function scannedRead (this: any, n?: number): any {
   const wire: Wire = this[WIRE_OF_SOCKET]
   const buf = wire.origRead.call(this, n)
   if (n === 0 || buf === null || buf === undefined || !Buffer.isBuffer(buf)) return buf
-  return wire.scanInbound(buf)
+  try {
+    return wire.scanInbound(buf)
+  } catch (err: any) {
+    // a frame the scan could not read: that connection is closed, the node keeps serving
+    wire.malformed(err)
+    return null
+  }
 }
 
-/** End offset of the PUBLISH prefix the scan reads (topic length, topic, packet id). */
-function publishPrefix (buf: Buffer, body: number, end: number): number {
+/** End offset of the PUBLISH prefix the scan reads: topic length, topic, and the packet id for QoS 1/2. */
+function publishPrefix (buf: Buffer, body: number, end: number, hasId: boolean): number {
   if (body + 2 > buf.length) return Math.min(body + 2, end)
-  return Math.min(body + 2 + buf.readUInt16BE(body) + 2, end)
+  return Math.min(body + 2 + buf.readUInt16BE(body) + (hasId ? 2 : 0), end)
 }
