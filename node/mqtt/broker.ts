@@ -1,9 +1,8 @@
 import { Aedes } from 'aedes'
 import type { Duplex } from 'node:stream'
-import type { Logger } from '../logger.js'
-import type { Metrics } from '../metrics.js'
+import { connectPropertiesError, type ConnectionOrigin, type AuthInfo, type Authenticator, type AccessClient, type AccessControl, type BannedList, type BrokerComponents } from './broker-types.js'
 import { QOS_RECEIVED_METRIC } from '../metrics.js'
-import { MessageRouter, type RouteEvents } from './router.js'
+import { MessageRouter } from './router.js'
 import { Wire, type WireLimits } from './wire.js'
 import { topicLevels, displayFilter } from './topic.js'
 import { createConnackRewriter } from './connack.js'
@@ -11,61 +10,10 @@ import { createForwardFilter } from './forward.js'
 import { clientState, stateOf, type ClientState } from './client-state.js'
 import { installFastDeliver } from './fast-deliver.js'
 import { attachClientEvents, messageEvent } from './broker-events.js'
-import type { HooksBus } from '../hooks.js'
 import type { BrokerSettings } from './settings.js'
 
 export type { BrokerSettings }
-
-/** Where a connection came from, for the listener counters and the API. */
-export interface ConnectionOrigin {
-  /** Listener protocol, e.g. `mqtt:tcp`, `mqtt:ws`. */
-  protocol: string
-  address: string
-  port: number
-  /** Local address and port the client connected to. */
-  localAddress: string
-  localPort: number
-  /** Called once when the connection has closed, with the reason recorded on its wire. */
-  onClose: (reason: string) => void
-}
-
-/** An authentication verdict from the auth chain. */
-export type AuthVerdict = 'allow' | 'deny' | 'ignore'
-
-/** What an authenticator is told about a connecting client. */
-export interface AuthInfo { clientId: string, username?: string, password?: Buffer, peerhost: string, peer: string }
-
-/** One provider in the auth chain (the `svc_auth_*` plugins). */
-export interface Authenticator {
-  /** Plugin name, e.g. `svc_auth_username`. */
-  name: string
-  /** Higher runs first; equal priorities run in the order they were added (spec: Authentication). */
-  priority: number
-  authenticate: (info: AuthInfo) => Promise<AuthVerdict> | AuthVerdict
-}
-
-/** Who a client is, for ACL and banned checks. */
-export interface AccessClient { clientId: string, username: string | undefined, peerhost: string }
-
-/** The ACL (`acl_file`): decides each publish and subscribe. */
-export interface AccessControl {
-  check: (client: AccessClient, action: 'publish' | 'subscribe', topic: string) => 'allow' | 'deny'
-}
-
-/** The banned list: the reason a client is refused at CONNECT, or null. */
-export interface BannedList {
-  check: (client: AccessClient) => string | null
-}
-
-/** Components a broker uses. */
-export interface BrokerComponents {
-  logger: Logger
-  metrics: Metrics
-  hooks: HooksBus
-  /** An aedes persistence (our store-backed one in a node). */
-  persistence: any
-  routeEvents?: RouteEvents
-}
+export type { ConnectionOrigin, AuthVerdict, AuthInfo, Authenticator, AccessClient, AccessControl, BannedList, BrokerComponents } from './broker-types.js'
 
 /**
  * The node's MQTT core: aedes 2 (wrapped, not forked) with the gaps filled around it.
@@ -429,21 +377,6 @@ const HELD = Symbol('starling.held')
 /** The wire of an aedes client (its `conn` is the socket the wire interposes on). */
 export function wireOf (client: any): Wire | undefined {
   return client?.conn?.[WIRE]
-}
-
-/** CONNECT properties allowed by MQTT 5 §3.1.2.11 (mqtt-packet accepts any property anywhere). */
-const CONNECT_PROPERTIES = new Set(['sessionExpiryInterval', 'receiveMaximum', 'maximumPacketSize', 'topicAliasMaximum',
-  'requestResponseInformation', 'requestProblemInformation', 'userProperties', 'authenticationMethod', 'authenticationData'])
-
-/** Why a v5 CONNECT's properties are a Protocol Error, or null. */
-function connectPropertiesError (properties: Record<string, unknown> | undefined): string | null {
-  if (properties === undefined) return null
-  for (const [name, value] of Object.entries(properties)) {
-    if (!CONNECT_PROPERTIES.has(name)) return `property ${name} is not allowed in CONNECT`
-    // mqtt-packet turns a repeated property into an array; only user properties may repeat
-    if (name !== 'userProperties' && Array.isArray(value)) return `property ${name} appears more than once`
-  }
-  return null
 }
 
 function connectError (returnCode: number, message: string): Error & { returnCode: number } {

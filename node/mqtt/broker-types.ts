@@ -1,0 +1,70 @@
+import type { Logger } from '../logger.js'
+import type { Metrics } from '../metrics.js'
+import type { HooksBus } from '../hooks.js'
+import type { RouteEvents } from './router.js'
+
+/** Where a connection came from, for the listener counters and the API. */
+export interface ConnectionOrigin {
+  /** Listener protocol, e.g. `mqtt:tcp`, `mqtt:ws`. */
+  protocol: string
+  address: string
+  port: number
+  /** Local address and port the client connected to. */
+  localAddress: string
+  localPort: number
+  /** Called once when the connection has closed, with the reason recorded on its wire. */
+  onClose: (reason: string) => void
+}
+
+/** An authentication verdict from the auth chain. */
+export type AuthVerdict = 'allow' | 'deny' | 'ignore'
+
+/** What an authenticator is told about a connecting client. */
+export interface AuthInfo { clientId: string, username?: string, password?: Buffer, peerhost: string, peer: string }
+
+/** One provider in the auth chain (the `svc_auth_*` plugins). */
+export interface Authenticator {
+  /** Plugin name, e.g. `svc_auth_username`. */
+  name: string
+  /** Higher runs first; equal priorities run in the order they were added (spec: Authentication). */
+  priority: number
+  authenticate: (info: AuthInfo) => Promise<AuthVerdict> | AuthVerdict
+}
+
+/** Who a client is, for ACL and banned checks. */
+export interface AccessClient { clientId: string, username: string | undefined, peerhost: string }
+
+/** The ACL (`acl_file`): decides each publish and subscribe. */
+export interface AccessControl {
+  check: (client: AccessClient, action: 'publish' | 'subscribe', topic: string) => 'allow' | 'deny'
+}
+
+/** The banned list: the reason a client is refused at CONNECT, or null. */
+export interface BannedList {
+  check: (client: AccessClient) => string | null
+}
+
+/** Components a broker uses. */
+export interface BrokerComponents {
+  logger: Logger
+  metrics: Metrics
+  hooks: HooksBus
+  /** An aedes persistence (our store-backed one in a node). */
+  persistence: any
+  routeEvents?: RouteEvents
+}
+
+/** CONNECT properties allowed by MQTT 5 §3.1.2.11 (mqtt-packet accepts any property anywhere). */
+const CONNECT_PROPERTIES = new Set(['sessionExpiryInterval', 'receiveMaximum', 'maximumPacketSize', 'topicAliasMaximum',
+  'requestResponseInformation', 'requestProblemInformation', 'userProperties', 'authenticationMethod', 'authenticationData'])
+
+/** Why a v5 CONNECT's properties are a Protocol Error, or null. */
+export function connectPropertiesError (properties: Record<string, unknown> | undefined): string | null {
+  if (properties === undefined) return null
+  for (const [name, value] of Object.entries(properties)) {
+    if (!CONNECT_PROPERTIES.has(name)) return `property ${name} is not allowed in CONNECT`
+    // mqtt-packet turns a repeated property into an array; only user properties may repeat
+    if (name !== 'userProperties' && Array.isArray(value)) return `property ${name} appears more than once`
+  }
+  return null
+}

@@ -1,0 +1,36 @@
+import type { SubscribePolicy } from './wire-subscribe.js'
+import type { Wire } from './wire.js'
+
+/** Limits and policies the wire layer enforces before aedes sees a packet. */
+export interface WireLimits extends SubscribePolicy {
+  /** Receive Maximum the broker advertises (`mqtt.max_inflight`): QoS 1/2 publishes a v5 client may have unacknowledged. */
+  receiveMaximum: number
+  /** `mqtt.max_qos_allowed`. */
+  maxQos: number
+  /** `mqtt.retain_available`. */
+  retainAvailable: boolean
+  /** `mqtt.max_packet_size`: a frame above it is left to aedes, which rejects it (0x95). */
+  maxPacketSize: number
+  /** Bytes buffered for one socket before `write` asks the writer to wait for 'drain'. */
+  highWaterMark: number
+  /** Unsent bytes for one socket above which QoS 0 deliveries to it are dropped. */
+  dropThreshold: number
+}
+
+/** Per-connection traffic counters (the Connection fields `recv_*` / `send_*`). */
+export interface WireCounters {
+  recvCnt: number, recvOct: number, recvPkt: number, recvMsg: number
+  sendCnt: number, sendOct: number, sendPkt: number, sendMsg: number
+}
+
+/** A QoS 1/2 message the wire sent, remembered until the client acknowledges it. */
+export interface SentMessage { topic: string, payload: Buffer, qos: number, id: number }
+
+/** Lets a wire report acknowledged deliveries (`message.acked`) while someone listens. */
+export interface AckWatch {
+  enabled: () => boolean
+  acked: (wire: Wire, message: SentMessage) => void
+}
+
+/** A protocol violation found on the wire: the broker disconnects with this reason code. */
+export type ViolationHandler = (wire: Wire, reasonCode: number, message: string) => void
