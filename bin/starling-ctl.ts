@@ -5,9 +5,15 @@
  */
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { runCtl } from '../node/control/ctl-program.js'
+import { runCtl as runCtlProgram, type CtlIo } from '../node/control/ctl-program.js'
+import { ALL_CTL_COMMANDS } from '../node/ctl-commands.js'
 
-export { runCtl, type CtlIo } from '../node/control/ctl-program.js'
+export type { CtlIo }
+
+/** Runs `starling-ctl` with every subsystem's commands; returns the exit code. */
+export function runCtl (argv: string[], io: Partial<CtlIo> = {}): Promise<number> {
+  return runCtlProgram(argv, io, ALL_CTL_COMMANDS)
+}
 
 /** Whether this module is the program being run (`node dist/bin/starling-ctl.js`). */
 function isMain (): boolean {

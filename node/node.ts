@@ -12,6 +12,10 @@ import { createMetrics, type Metrics } from './metrics.js'
 import { createControlServer, controlSocketPath, type ControlServer } from './control/index.js'
 import { VERSION } from './version.js'
 import { HooksBus } from './hooks.js'
+import { createAclService, type AclService } from './acl/index.js'
+import { createBannedService, registerBannedControl, type BannedService } from './banned/index.js'
+import { createPluginManager, registerPluginControl, CORE_PLUGINS, type PluginManager } from './plugins/index.js'
+import { svcAuthClientid, svcAuthUsername } from './auth/index.js'
 
 /** A running Starling node: the MQTT core, its listeners, store and control socket. */
 export interface StarlingNode {
@@ -28,6 +32,8 @@ export interface StarlingNode {
   readonly name: string
   /** When the node finished starting (ms since epoch). */
   readonly startedAt: number
+  /** The node's services (ACL, banned list, plugins, $SYS ...), started after the MQTT core. */
+  readonly services: NodeServices
   /** The bound port of a listener by protocol (`mqtt:tcp` ...), for tests and logs. */
   port: (protocol: ListenerSpec['protocol']) => number
   /** Stops accepting, disconnects clients (v5: 0x8B), flushes and closes the store. */
@@ -35,12 +41,30 @@ export interface StarlingNode {
 }
 
 
+/** The services a node runs on top of its MQTT core. */
+export interface NodeServices {
+  acl: AclService
+  banned: BannedService
+  plugins: PluginManager
+}
+
+/** How a node is started beside its configuration. */
+export interface StartNodeInit {
+  logger: Logger
+  /** Working directory relative paths resolve against (default: process.cwd()). */
+  cwd?: string
+  /** The `etc` directory (plugin configs in `<etcDir>/plugins/`); default `<cwd>/etc`. */
+  etcDir?: string
+  /** Environment for `STARLING_*` overrides of plugin keys (default: process.env). */
+  env?: Record<string, string | undefined>
+}
+
 /**
  * Starts a node from a loaded configuration. Everything is started in dependency order
  * (store, MQTT core, listeners, control socket); a failure stops what was started and
  * rejects with an error naming what could not start.
  */
-export async function startNode (config: StarlingConfig, init: { logger: Logger, cwd?: string }): Promise<StarlingNode> {
+export async function startNode (config: StarlingConfig, init: StartNodeInit): Promise<StarlingNode> {
   const { logger } = init
   const cwd = init.cwd ?? process.cwd()
   const name = config['node.name']
@@ -75,11 +99,32 @@ export async function startNode (config: StarlingConfig, init: { logger: Logger,
     await control.start()
     cleanups.unshift(() => control.stop())
     let stopping: Promise<void> | null = null
+    const services = {} as NodeServices
     const node: StarlingNode = {
-      config, logger, store, broker, metrics, hooks, listeners, control, name, startedAt,
+      config, logger, store, broker, metrics, hooks, listeners, control, name, startedAt, services,
       port: (protocol) => listeners.find(l => l.spec.protocol === protocol)?.port ?? 0,
       stop: () => (stopping ??= runAll(cleanups, logger))
     }
+    // node services, in dependency order; each is stopped in reverse
+    services.acl = createAclService(node)
+    services.banned = createBannedService(node)
+    services.plugins = createPluginManager({
+      node,
+      definitions: [...CORE_PLUGINS, svcAuthClientid, svcAuthUsername],
+      etcDir: init.etcDir ?? resolve(cwd, 'etc'),
+      env: init.env
+    })
+    for (const service of [services.acl, services.banned]) {
+      await service.start()
+      cleanups.unshift(() => service.stop())
+    }
+    const offBanned = registerBannedControl(node, services.banned)
+    cleanups.unshift(async () => offBanned())
+    const failed = await services.plugins.start()
+    cleanups.unshift(() => services.plugins.stop())
+    for (const err of failed) logger.error({ err, plugin: err.plugin }, 'a plugin could not be loaded')
+    const offPlugins = registerPluginControl(node, services.plugins)
+    cleanups.unshift(async () => offPlugins())
     logger.info({ version: VERSION, dataDir }, `node ${name} started`)
     return node
   } catch (err) {

@@ -10,6 +10,7 @@ import { createForwardFilter } from './forward.js'
 import { clientState, stateOf, type ClientState } from './client-state.js'
 import { installFastDeliver } from './fast-deliver.js'
 import { attachClientEvents, messageEvent } from './broker-events.js'
+import type { MessageEvent } from '../hooks.js'
 import type { BrokerSettings } from './settings.js'
 
 export type { BrokerSettings }
@@ -85,6 +86,10 @@ export class Broker {
     router.onNoSubscribers = (packet) => broker.dropped(packet, 'no_subscribers')
     router.onPublish = (packet) => {
       // the copy aedes routes (it has brokerCounter, so every event of this message shares an id)
+      const taps = broker.taps
+      for (let i = 0; i < taps.length; i++) {
+        if (packet.topic.startsWith(taps[i].prefix)) taps[i].fn(messageEvent('message.publish', settings.nodeName, packet, aedes.clients[packet.clientId] ?? null))
+      }
       if (c.hooks.has('message.publish')) {
         c.hooks.emit('message.publish', messageEvent('message.publish', settings.nodeName, packet, aedes.clients[packet.clientId] ?? null))
       }
@@ -97,6 +102,19 @@ export class Broker {
     aedes.on('keepaliveTimeout', (client: any) => { const w = wireOf(client); if (w) w.closeReason = 'keepalive_timeout' })
     aedes.on('error', (err: Error) => c.logger.error({ err }, 'broker error'))
     return broker
+  }
+
+  private readonly taps: Array<{ prefix: string, fn: (event: MessageEvent) => void }> = []
+
+  /**
+   * Calls `fn` with the `message.publish` event of every message published on this node
+   * whose topic starts with `prefix` (e.g. `$delayed/`). Cheaper than a hooks-bus listener,
+   * which makes the broker build an event for every message. Returns a function that stops it.
+   */
+  tapPublishes (prefix: string, fn: (event: MessageEvent) => void): () => void {
+    const tap = { prefix, fn }
+    this.taps.push(tap)
+    return () => { const i = this.taps.indexOf(tap); if (i !== -1) this.taps.splice(i, 1) }
   }
 
   /** Adds a provider to the auth chain, keeping it sorted by priority (stable). */

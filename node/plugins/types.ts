@@ -30,7 +30,18 @@ export interface PluginDefinition {
   description: string
   /** Keys of `etc/plugins/<name>.conf` (parsed with loadPluginConfig). */
   configSchema: ConfigSchema
-  /** Loaded at the first start of a node (before `data/loaded_plugins` exists). */
+  /**
+   * Loaded at the first start of a node (before `data/loaded_plugins` exists), and when
+   * `data/loaded_plugins` does not mention the plugin (a plugin newer than the file).
+   */
   loadedByDefault: boolean
   load: (ctx: PluginContext) => Promise<PluginInstance>
+  /**
+   * Optional. Sets up what must hold whether or not the plugin is active, for a plugin
+   * whose absence changes broker behaviour: while svc_retainer is unloaded, the retain
+   * flag is not stored (EMQ X without emqx_retainer). The manager calls it once in
+   * `start()`, before loading anything, and calls the returned function in `stop()`,
+   * after unloading everything.
+   */
+  attach?: (node: StarlingNode) => Promise<() => Promise<void>>
 }

@@ -31,7 +31,7 @@ export interface TestNode extends StarlingNode {
 export async function startTestNode (overrides: Record<string, string> = {}, dataDir?: string): Promise<TestNode> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'starling-'))
   const config = loadConfig({ env: {}, overrides: { ...EPHEMERAL, 'node.data_dir': dir, ...overrides } })
-  const node = await startNode(config, { logger: silentLogger() })
+  const node = await startNode(config, { logger: silentLogger(), env: {} })
   return Object.assign(node, {
     dataDir: dir,
     destroy: async () => {

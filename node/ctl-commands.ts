@@ -1,0 +1,18 @@
+import type { CtlCommand } from './control/index.js'
+import { CTL_COMMANDS } from './control/index.js'
+import { ACL_CTL_COMMANDS } from './acl/index.js'
+import { AUTH_CTL_COMMANDS } from './auth/index.js'
+import { BANNED_CTL_COMMANDS } from './banned/index.js'
+import { PLUGIN_CTL_COMMANDS } from './plugins/index.js'
+
+/**
+ * Every `starling-ctl` command, from every subsystem. Each subsystem defines its commands
+ * beside its code; this is the one list the program is built from.
+ */
+export const ALL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
+  ...CTL_COMMANDS,
+  ...ACL_CTL_COMMANDS,
+  ...PLUGIN_CTL_COMMANDS,
+  ...AUTH_CTL_COMMANDS,
+  ...BANNED_CTL_COMMANDS
+]

@@ -1,0 +1,21 @@
+/**
+ * Plugins: the manager (load/unload at run time, `data/loaded_plugins`), its errors, the
+ * `starling-ctl plugins` commands, and the plugins the node code defines.
+ */
+export type { PluginContext, PluginDefinition, PluginInstance } from './types.js'
+export { createPluginManager, type PluginInfo, type PluginManager, type PluginManagerInit } from './manager.js'
+export {
+  CODE_PLUGIN_ALREADY_STARTED, CODE_PLUGIN_ALREADY_STOPPED, CODE_UNKNOWN_ERROR, LoadedPluginsFileError,
+  PluginAlreadyStartedError, PluginError, PluginLoadError, PluginNotFoundError, PluginNotStartedError
+} from './errors.js'
+export {
+  LOADED_PLUGINS_FILE, formatLoadedPlugins, parseLoadedPlugins, readLoadedPlugins, writeLoadedPlugins,
+  type LoadedPluginEntry
+} from './loaded-plugins.js'
+export {
+  PLUGIN_CTL_COMMANDS, pluginsListCommand, pluginsLoadCommand, pluginsReloadCommand, pluginsUnloadCommand,
+  registerPluginControl
+} from './control.js'
+export { CORE_PLUGINS, managementPlugin, ruleEnginePlugin } from './builtin.js'
+export { retainerPlugin } from '../retainer/plugin.js'
+export { delayedPublishPlugin } from '../delayed/plugin.js'
