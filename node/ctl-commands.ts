@@ -4,6 +4,7 @@ import { ACL_CTL_COMMANDS } from './acl/index.js'
 import { AUTH_CTL_COMMANDS } from './auth/index.js'
 import { BANNED_CTL_COMMANDS } from './banned/index.js'
 import { PLUGIN_CTL_COMMANDS } from './plugins/index.js'
+import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/index.js'
 
 /**
  * Every `starling-ctl` command, from every subsystem. Each subsystem defines its commands
@@ -14,5 +15,7 @@ export const ALL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...ACL_CTL_COMMANDS,
   ...PLUGIN_CTL_COMMANDS,
   ...AUTH_CTL_COMMANDS,
-  ...BANNED_CTL_COMMANDS
+  ...BANNED_CTL_COMMANDS,
+  ...TRACE_CTL_COMMANDS,
+  ...LOG_CTL_COMMANDS
 ]

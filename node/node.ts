@@ -12,10 +12,9 @@ import { createMetrics, type Metrics } from './metrics.js'
 import { createControlServer, controlSocketPath, type ControlServer } from './control/index.js'
 import { VERSION } from './version.js'
 import { HooksBus } from './hooks.js'
-import { createAclService, type AclService } from './acl/index.js'
-import { createBannedService, registerBannedControl, type BannedService } from './banned/index.js'
-import { createPluginManager, registerPluginControl, CORE_PLUGINS, type PluginManager } from './plugins/index.js'
-import { svcAuthClientid, svcAuthUsername } from './auth/index.js'
+import { startServices, type NodeServices } from './services.js'
+
+export type { NodeServices }
 
 /** A running Starling node: the MQTT core, its listeners, store and control socket. */
 export interface StarlingNode {
@@ -40,13 +39,6 @@ export interface StarlingNode {
   stop: () => Promise<void>
 }
 
-
-/** The services a node runs on top of its MQTT core. */
-export interface NodeServices {
-  acl: AclService
-  banned: BannedService
-  plugins: PluginManager
-}
 
 /** How a node is started beside its configuration. */
 export interface StartNodeInit {
@@ -84,6 +76,20 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
     await expiry.start()
     cleanups.unshift(async () => expiry.stop())
     const listeners = listenerSpecs(config, cwd, logger).map(spec => new MqttListener(spec, broker, logger.child({ component: 'mqtt:listeners' })))
+    const startedAt = Date.now()
+    const control = createControlServer({ socketPath: controlSocketPath(dataDir), logger, handlers: {} })
+    control.register('status', () => ({ node: name, status: 'started', version: VERSION, uptime: Math.floor((Date.now() - startedAt) / 1000) }))
+    control.register('listeners', (): ListenerInfo[] => listeners.map(l => l.info()))
+    await control.start()
+    cleanups.unshift(() => control.stop())
+    let stopping: Promise<void> | null = null
+    const node: StarlingNode = {
+      config, logger, store, broker, metrics, hooks, listeners, control, name, startedAt, services: {} as NodeServices,
+      port: (protocol) => listeners.find(l => l.spec.protocol === protocol)?.port ?? 0,
+      stop: () => (stopping ??= runAll(cleanups, logger))
+    }
+    await startServices(node, { cwd, etcDir: init.etcDir, env: init.env }, (stop) => cleanups.unshift(stop))
+    // accept clients last: every service (ACL, banned list, packet tap) applies to the first one
     for (const listener of listeners) {
       try {
         await listener.start()
@@ -92,39 +98,6 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
       }
       cleanups.unshift(() => listener.stop())
     }
-    const startedAt = Date.now()
-    const control = createControlServer({ socketPath: controlSocketPath(dataDir), logger, handlers: {} })
-    control.register('status', () => ({ node: name, status: 'started', version: VERSION, uptime: Math.floor((Date.now() - startedAt) / 1000) }))
-    control.register('listeners', (): ListenerInfo[] => listeners.map(l => l.info()))
-    await control.start()
-    cleanups.unshift(() => control.stop())
-    let stopping: Promise<void> | null = null
-    const services = {} as NodeServices
-    const node: StarlingNode = {
-      config, logger, store, broker, metrics, hooks, listeners, control, name, startedAt, services,
-      port: (protocol) => listeners.find(l => l.spec.protocol === protocol)?.port ?? 0,
-      stop: () => (stopping ??= runAll(cleanups, logger))
-    }
-    // node services, in dependency order; each is stopped in reverse
-    services.acl = createAclService(node)
-    services.banned = createBannedService(node)
-    services.plugins = createPluginManager({
-      node,
-      definitions: [...CORE_PLUGINS, svcAuthClientid, svcAuthUsername],
-      etcDir: init.etcDir ?? resolve(cwd, 'etc'),
-      env: init.env
-    })
-    for (const service of [services.acl, services.banned]) {
-      await service.start()
-      cleanups.unshift(() => service.stop())
-    }
-    const offBanned = registerBannedControl(node, services.banned)
-    cleanups.unshift(async () => offBanned())
-    const failed = await services.plugins.start()
-    cleanups.unshift(() => services.plugins.stop())
-    for (const err of failed) logger.error({ err, plugin: err.plugin }, 'a plugin could not be loaded')
-    const offPlugins = registerPluginControl(node, services.plugins)
-    cleanups.unshift(async () => offPlugins())
     logger.info({ version: VERSION, dataDir }, `node ${name} started`)
     return node
   } catch (err) {

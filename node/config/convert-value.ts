@@ -5,8 +5,8 @@
 import { ConfigError } from './config-error.js'
 import type { ConfigValue, KeySpec } from './schema-types.js'
 import {
-  formatDuration, formatSize, parseAddress, parseBool, parseDuration, parseFloatValue,
-  parseInteger, parseSize, type ListenerAddress
+  formatDuration, formatPercent, formatSize, parseAddress, parseBool, parseDuration, parseFloatValue,
+  parseInteger, parsePercent, parseSize, type ListenerAddress
 } from './value-types.js'
 
 /**
@@ -41,6 +41,8 @@ function parseBySpec (spec: KeySpec, s: string): ConfigValue | undefined {
       return inRange(parseDuration(s), spec.min, spec.max)
     case 'size':
       return inRange(parseSize(s), spec.min, spec.max)
+    case 'percent':
+      return inRange(parsePercent(s), spec.min, spec.max)
   }
 }
 
@@ -75,6 +77,8 @@ export function allowedText (spec: KeySpec): string {
         rangeText(spec.min, spec.max, formatDuration)
     case 'size':
       return 'a size such as 1MB, 64KB or 1048576' + rangeText(spec.min, spec.max, formatSize)
+    case 'percent':
+      return 'a percentage such as 80% or 2.5%' + rangeText(spec.min ?? 0, spec.max ?? 1, formatPercent)
   }
 }
 
@@ -95,6 +99,7 @@ export function formatValue (spec: KeySpec, value: ConfigValue): string {
   switch (spec.type) {
     case 'duration': return formatDuration(value as number)
     case 'size': return formatSize(value as number)
+    case 'percent': return formatPercent(value as number)
     case 'bool': {
       const onOff = spec.default === 'on' || spec.default === 'off'
       return value === true ? (onOff ? 'on' : 'true') : (onOff ? 'off' : 'false')

@@ -20,6 +20,9 @@ const SECTIONS: ReadonlyArray<readonly [prefix: string, title: string]> = [
   ['broker.', 'Broker'],
   ['mqtt.', 'MQTT protocol limits and session behaviour'],
   ['log.', 'Log'],
+  ['sysmon.', 'Runtime warnings (sysmon)'],
+  ['os_mon.', 'OS monitor alarms'],
+  ['vm_mon.', 'VM monitor alarms'],
   ['', 'Authentication and access control']
 ]
 

@@ -6,7 +6,7 @@
 import type { ListenerAddress } from './value-types.js'
 
 /** The value types a key can have. */
-export type ValueType = 'string' | 'int' | 'float' | 'bool' | 'duration' | 'size' | 'address' | 'enum' | 'path'
+export type ValueType = 'string' | 'int' | 'float' | 'bool' | 'duration' | 'size' | 'percent' | 'address' | 'enum' | 'path'
 
 /** What every key declares, whatever its type. */
 interface BaseSpec {
@@ -39,9 +39,12 @@ export interface NumberSpec extends BaseSpec {
   readonly max?: number
 }
 
-/** A duration (value in milliseconds) or a byte size (value in bytes); bounds in the same unit. */
+/**
+ * A duration (value in milliseconds), a byte size (value in bytes) or a percentage (value a
+ * fraction, `80%` = 0.8); bounds in the same unit.
+ */
 export interface QuantitySpec extends BaseSpec {
-  readonly type: 'duration' | 'size'
+  readonly type: 'duration' | 'size' | 'percent'
   readonly min?: number
   readonly max?: number
 }
@@ -79,7 +82,7 @@ export type ConfigSchema = Readonly<Record<string, KeySpec>>
 
 /** The run-time value type of a key spec. */
 export type ValueOf<S> =
-  S extends { readonly type: 'int' | 'float' | 'duration' | 'size' } ? number
+  S extends { readonly type: 'int' | 'float' | 'duration' | 'size' | 'percent' } ? number
     : S extends { readonly type: 'bool' } ? boolean
       : S extends { readonly type: 'address', readonly optional: true } ? ListenerAddress | null
         : S extends { readonly type: 'address' } ? ListenerAddress

@@ -111,7 +111,23 @@ export const CONFIG_SCHEMA = {
 
   // ---- log
   'log.level': { type: 'enum', values: LOG_LEVELS, default: 'warning', live: true, doc: 'Least severe level written to the log.' },
-  'log.to': { type: 'enum', values: ['console', 'off'], default: 'console', live: true, doc: 'Where the log goes: console (standard output) or off.' }
+  'log.to': { type: 'enum', values: ['console', 'off'], default: 'console', live: true, doc: 'Where the log goes: console (standard output) or off.' },
+
+  // ---- sysmon: runtime warnings on $SYS/brokers/<node>/sysmon/<event> (docs/sys-topics.md)
+  'sysmon.long_gc': { type: 'duration', default: '0', live: true, doc: 'Warn (sysmon/long_gc) when one garbage collection pause lasts longer than this; 0 = off.' },
+  'sysmon.long_schedule': { type: 'duration', default: '240ms', live: true, doc: 'Warn (sysmon/long_schedule) when the event loop is blocked longer than this; 0 = off.' },
+  'sysmon.large_heap': { type: 'size', default: '1GB', live: true, doc: 'Warn (sysmon/large_heap) when the JavaScript heap in use grows above this; 0 = off.' },
+
+  // ---- os_mon and vm_mon: alarm thresholds (docs/alarms.md); percentages as EMQ X wrote them
+  'os_mon.cpu_check_interval': { type: 'duration', default: '60s', min: 1, live: true, doc: 'How often the machine\'s CPU usage is checked (cpu_high_watermark alarm).' },
+  'os_mon.cpu_high_watermark': { type: 'percent', default: '80%', live: true, doc: 'Raise cpu_high_watermark when CPU usage goes above this.' },
+  'os_mon.cpu_low_watermark': { type: 'percent', default: '60%', live: true, doc: 'Clear cpu_high_watermark when CPU usage falls below this.' },
+  'os_mon.mem_check_interval': { type: 'duration', default: '60s', min: 1, live: true, doc: 'How often memory use is checked (system_memory_high_watermark, process_memory_high_watermark).' },
+  'os_mon.sysmem_high_watermark': { type: 'percent', default: '70%', live: true, doc: 'Raise system_memory_high_watermark while the machine\'s memory in use is above this share of its total.' },
+  'os_mon.procmem_high_watermark': { type: 'percent', default: '5%', live: true, doc: 'Raise process_memory_high_watermark while this node\'s resident memory is above this share of the machine\'s total.' },
+  'vm_mon.check_interval': { type: 'duration', default: '30s', min: 1, live: true, doc: 'How often open file descriptors are counted against the open-files limit (too_many_processes alarm).' },
+  'vm_mon.process_high_watermark': { type: 'percent', default: '80%', live: true, doc: 'Raise too_many_processes when open file descriptors go above this share of the open-files limit.' },
+  'vm_mon.process_low_watermark': { type: 'percent', default: '60%', live: true, doc: 'Clear too_many_processes when open file descriptors fall below this share of the limit.' }
 } as const satisfies ConfigSchema
 
 /** A key of `etc/starling.conf`. */

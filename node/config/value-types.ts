@@ -155,6 +155,25 @@ export function parseAddress (text: string): ListenerAddress | undefined {
   return Object.freeze({ host, port, text: canonical })
 }
 
+const PERCENT = /^(\d+(?:\.\d+)?|\.\d+)%$/
+
+/**
+ * Parses a percentage as EMQ X 4 writes thresholds (`80%`, `2.5%`), 0% to 100%, into a
+ * fraction (`80%` -> 0.8), as cuttlefish's `{percent, float}` did. The `%` is required:
+ * a bare `0.8` or `80` is refused rather than guessed at.
+ */
+export function parsePercent (text: string): number | undefined {
+  const m = PERCENT.exec(text.trim())
+  if (m === null) return undefined
+  const n = Number(m[1])
+  return n <= 100 ? n / 100 : undefined
+}
+
+/** Writes a fraction as a percentage: 0.8 -> `80%`, 0.025 -> `2.5%` (at most 6 decimals). */
+export function formatPercent (fraction: number): string {
+  return `${Number((fraction * 100).toFixed(6))}%`
+}
+
 function checkedInteger (n: number): number | undefined {
   const r = Math.round(n)
   return Number.isSafeInteger(r) ? r : undefined

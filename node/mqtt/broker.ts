@@ -11,6 +11,8 @@ import { clientState, stateOf, type ClientState } from './client-state.js'
 import { installFastDeliver } from './fast-deliver.js'
 import { attachClientEvents, messageEvent } from './broker-events.js'
 import type { MessageEvent } from '../hooks.js'
+import type { PacketTap } from '../sys/packet-tap.js'
+import { countDropReason } from '../sys/drop-metrics.js'
 import type { BrokerSettings } from './settings.js'
 
 export type { BrokerSettings }
@@ -30,6 +32,8 @@ export class Broker {
   acl: AccessControl | null = null
   /** The banned list, when there is one. */
   banned: BannedList | null = null
+  /** Given to every new connection's wire: sees each frame (missed acks, traces). */
+  packetTap: PacketTap | null = null
   /** `acl_deny_action`: `disconnect` closes a client whose publish or subscribe is denied. */
   aclDenyAction: 'ignore' | 'disconnect' = 'ignore'
   private readonly wires = new Set<Wire>()
@@ -78,7 +82,7 @@ export class Broker {
       authenticate: (client: any, username: any, password: any, cb: any) => { void self.broker!.authenticate(client, username, password, cb) },
       authorizePublish: (client: any, packet: any, cb: any) => self.broker!.authorizePublish(client, packet, cb),
       authorizeSubscribe: (client: any, sub: any, cb: any) => self.broker!.authorizeSubscribe(client, sub, cb),
-      authorizeForward: createForwardFilter(settings, (client, packet) => self.broker!.delivered(client, packet)),
+      authorizeForward: createForwardFilter(settings, (client, packet) => self.broker!.delivered(client, packet), (packet, reason) => self.broker!.dropped(packet, reason)),
       published: (packet: any, client: any, cb: any) => self.broker!.published(packet, client, cb)
     } as any)
     // the hooks above need `broker`, and aedes publishes its birth message in listen()
@@ -149,6 +153,7 @@ export class Broker {
     wire.peer = { address: origin.address, port: origin.port }
     wire.origin = origin
     wire.acks = this.ackWatch
+    wire.tap = this.packetTap
     ;(socket as any)[WIRE] = wire
     this.wires.add(wire)
     socket.once('close', () => {
@@ -351,8 +356,10 @@ export class Broker {
 
   /** A message no one received: counted, and `message.dropped` with the reason. */
   dropped (packet: any, reason: string): void {
-    if (this.isInternal(packet.topic)) return
+    // the broker's own $SYS publications with no subscriber are not client messages dropped
+    if (this.isInternal(packet.topic) || (packet.clientId === undefined && packet.topic.startsWith('$SYS/'))) return
     this.c.metrics['messages/dropped']++
+    countDropReason(this.c.metrics, reason)
     const hooks = this.c.hooks
     if (!hooks.has('message.dropped')) return
     const event = messageEvent('message.dropped', this.settings.nodeName, packet, this.aedes.clients[packet.clientId] ?? null)

@@ -6,14 +6,21 @@ import { clientState, type ClientState } from './client-state.js'
 
 /**
  * aedes' `authorizeForward` hook, run for every message on its way to one subscriber:
+ * - drops a message whose Message Expiry Interval has passed (counted as expired);
  * - drops a message larger than the client's Maximum Packet Size [MQTT-3.1.2-25];
  * - applies outbound topic aliases for MQTT 5 clients that accept them [MQTT-3.3.2-12]:
  *   first use sends topic + alias, later uses an empty topic + alias. Only for QoS 0 and
  *   clean sessions: a queued QoS 1/2 message of a persistent session may be redelivered on a
  *   new connection, where the alias means nothing.
  */
-export function createForwardFilter (_settings: BrokerSettings, delivered: (client: any, packet: any) => void): (client: any, packet: any) => any {
+export function createForwardFilter (_settings: BrokerSettings, delivered: (client: any, packet: any) => void,
+  dropped: (packet: any, reason: string) => void): (client: any, packet: any) => any {
   return function authorizeForward (client: any, packet: any): any {
+    // a queued message whose MQTT 5 Message Expiry passed: aedes drops it after asking here
+    if (packet.messageExpiry !== undefined && packet.messageExpiry <= Date.now()) {
+      dropped(packet, 'expired')
+      return null
+    }
     const out = forwardFor(client, packet)
     if (out !== null) delivered(client, packet)
     return out

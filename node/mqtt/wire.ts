@@ -2,6 +2,7 @@ import type { Duplex } from 'node:stream'
 import { isUtf8 } from 'node:buffer'
 import { type Metrics, RECEIVED_PACKET_METRIC, SENT_PACKET_METRIC, QOS_SENT_METRIC } from '../metrics.js'
 import type { ConnectionOrigin } from './broker.js'
+import type { PacketTap } from '../sys/packet-tap.js'
 import { scanSubscribe, patchSuback, type PendingSuback } from './wire-subscribe.js'
 import type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 export type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
@@ -60,6 +61,8 @@ export class Wire {
   origin: ConnectionOrigin | null = null
   /** MQTT 5 CONNACK reason code to write instead of aedes' (e.g. 0x8A Banned); null keeps it. */
   connackCode: number | null = null
+  /** Sees every complete frame (missed-ack counters, client traces); set by the broker. */
+  tap: PacketTap | null = null
   /** Reports acknowledged deliveries; set by the broker. */
   acks: AckWatch | null = null
   /** QoS 1/2 messages sent and not yet acknowledged, by packet id (only while acks are watched). */
@@ -266,6 +269,7 @@ export class Wire {
         pos += rewritten.length
         continue
       }
+      if (this.tap !== null) this.tap.outbound(this, out, pos, body, end)
       pos = end
     }
     return out
@@ -312,6 +316,7 @@ export class Wire {
         if (need > buf.length && len <= this.limits.maxPacketSize) return this.keep(buf, pos)
       }
       this.countInbound(type)
+      if (this.tap !== null && end <= buf.length) this.tap.inbound(this, buf, pos, body, end)
       if ((type === PUBACK || type === PUBCOMP) && this.sent !== null && end <= buf.length && len >= 2) {
         const id = buf.readUInt16BE(body)
         const message = this.sent.get(id)

@@ -7,6 +7,7 @@
  * `node/mqtt/persistence.ts` stays unaware of it.
  */
 import { Readable } from 'node:stream'
+import { topicMatches } from '../mqtt/topic.js'
 import MemoryPersistence from 'aedes-persistence/asyncPersistence.js'
 import type { Logger } from '../logger.js'
 import type { StoreTable } from '../store/index.js'
@@ -208,7 +209,19 @@ export class Retainer {
     const source = patterns.length === 1
       ? this.original.createRetainedStream(patterns[0])
       : this.original.createRetainedStreamCombi(patterns)
-    return Readable.from(this.unexpired(source, policy))
+    return Readable.from(this.unexpired(this.visible(source, patterns), policy))
+  }
+
+  /**
+   * [MQTT-4.7.2-1] A filter starting with a wildcard does not match topics starting with `$`;
+   * aedes-persistence's matcher does not know that rule, so `#` would get `$SYS/...` retained
+   * messages. A `$` topic is handed on only when a pattern that can match it names `$` itself.
+   */
+  private async * visible (source: Readable, patterns: string[]): AsyncGenerator<any> {
+    const dollarPatterns = patterns.filter(p => !p.startsWith('+') && !p.startsWith('#'))
+    for await (const packet of source) {
+      if (!packet.topic.startsWith('$') || dollarPatterns.some(p => topicMatches(p, packet.topic))) yield packet
+    }
   }
 
   /**
@@ -216,7 +229,7 @@ export class Retainer {
    * are checked here and handed on without it, so subscribers get no expiry property the
    * publisher did not send. aedes handles the packets with their own expiry.
    */
-  private async * unexpired (source: Readable, policy: RetainerPolicy): AsyncGenerator<any> {
+  private async * unexpired (source: AsyncIterable<any>, policy: RetainerPolicy): AsyncGenerator<any> {
     const now = Date.now()
     for await (const packet of source) {
       if (packet.messageExpiry === undefined || packet.properties?.messageExpiryInterval > 0) {

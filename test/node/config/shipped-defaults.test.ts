@@ -80,7 +80,19 @@ const EXPECTED: Record<keyof StarlingConfig, unknown> = {
   'mqtt.ignore_loop_deliver': false,
   'mqtt.strict_mode': false,
   'log.level': 'warning',
-  'log.to': 'console'
+  'log.to': 'console',
+  'sysmon.long_gc': 0,
+  'sysmon.long_schedule': 240,
+  'sysmon.large_heap': 1024 ** 3,
+  'os_mon.cpu_check_interval': 60_000,
+  'os_mon.cpu_high_watermark': 0.8,
+  'os_mon.cpu_low_watermark': 0.6,
+  'os_mon.mem_check_interval': 60_000,
+  'os_mon.sysmem_high_watermark': 0.7,
+  'os_mon.procmem_high_watermark': 0.05,
+  'vm_mon.check_interval': 30_000,
+  'vm_mon.process_high_watermark': 0.8,
+  'vm_mon.process_low_watermark': 0.6
 }
 
 describe('the shipped etc/starling.conf', () => {

@@ -1,0 +1,75 @@
+import { resolve } from 'node:path'
+import type { StarlingNode } from './node.js'
+import { createAclService, type AclService } from './acl/index.js'
+import { createBannedService, registerBannedControl, type BannedService } from './banned/index.js'
+import { createPluginManager, registerPluginControl, CORE_PLUGINS, type PluginManager } from './plugins/index.js'
+import { svcAuthClientid, svcAuthUsername } from './auth/index.js'
+import { createStats, type Stats } from './stats.js'
+import { createAlarms, createOsMonitor, type Alarms } from './alarms/index.js'
+import { createSysService, createSysmon, createMissedAcksTap, combineTaps } from './sys/index.js'
+import { createTraceService, createLogService, type TraceService } from './trace/index.js'
+
+/** The services a node runs on top of its MQTT core (what the API and the CLI read). */
+export interface NodeServices {
+  acl: AclService
+  banned: BannedService
+  plugins: PluginManager
+  stats: Stats
+  alarms: Alarms
+  traces: TraceService
+}
+
+/** Where plugin configuration comes from. */
+export interface ServicesInit {
+  /** Working directory; plugin configs default to `<cwd>/etc/plugins/`. */
+  cwd: string
+  etcDir?: string
+  env?: Record<string, string | undefined>
+}
+
+/** Anything with a start and a stop, sync or async. */
+interface Startable { start: () => unknown, stop: () => unknown }
+
+/**
+ * Starts the node's services in dependency order, before any listener accepts a client
+ * (so the ACL, banned list and packet tap apply to the first connection). Each started
+ * service's stop is handed to `onStop`; the node runs them in reverse order.
+ */
+export async function startServices (node: StarlingNode, init: ServicesInit, onStop: (stop: () => Promise<void>) => void): Promise<NodeServices> {
+  const services = node.services as NodeServices
+  const started = async (service: Startable): Promise<void> => {
+    await service.start()
+    onStop(async () => { await service.stop() })
+  }
+  const unregister = (off: () => void): void => onStop(async () => off())
+
+  services.acl = createAclService(node)
+  await started(services.acl)
+  services.banned = createBannedService(node)
+  await started(services.banned)
+  unregister(registerBannedControl(node, services.banned))
+
+  services.stats = createStats(node)
+  await started(services.stats)
+  services.alarms = createAlarms(node)
+  onStop(() => services.alarms.flushed()) // pending history writes, before the store closes
+  await started(createOsMonitor(node, services.alarms))
+  await started(createSysService(node, { stats: services.stats.snapshot }))
+  await started(createSysmon(node))
+  services.traces = createTraceService(node)
+  await started(services.traces)
+  await started(createLogService(node))
+  node.broker.packetTap = combineTaps(createMissedAcksTap(node.metrics), services.traces.packetTap)
+
+  services.plugins = createPluginManager({
+    node,
+    definitions: [...CORE_PLUGINS, svcAuthClientid, svcAuthUsername],
+    etcDir: init.etcDir ?? resolve(init.cwd, 'etc'),
+    env: init.env
+  })
+  const failed = await services.plugins.start()
+  onStop(() => services.plugins.stop())
+  for (const err of failed) node.logger.error({ err, plugin: err.plugin }, 'a plugin could not be loaded')
+  unregister(registerPluginControl(node, services.plugins))
+  return services
+}
