@@ -5,6 +5,7 @@ import { AUTH_CTL_COMMANDS } from './auth/index.js'
 import { BANNED_CTL_COMMANDS } from './banned/index.js'
 import { PLUGIN_CTL_COMMANDS } from './plugins/index.js'
 import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/index.js'
+import { MGMT_CTL_COMMANDS } from './apps/ctl.js'
 
 /**
  * Every `starling-ctl` command, from every subsystem. Each subsystem defines its commands
@@ -17,5 +18,6 @@ export const ALL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...AUTH_CTL_COMMANDS,
   ...BANNED_CTL_COMMANDS,
   ...TRACE_CTL_COMMANDS,
-  ...LOG_CTL_COMMANDS
+  ...LOG_CTL_COMMANDS,
+  ...MGMT_CTL_COMMANDS
 ]

@@ -13,6 +13,7 @@ import { createControlServer, controlSocketPath, type ControlServer } from './co
 import { VERSION } from './version.js'
 import { HooksBus } from './hooks.js'
 import { startServices, type NodeServices } from './services.js'
+import { NodeRpc } from './rpc.js'
 
 export type { NodeServices }
 
@@ -31,6 +32,8 @@ export interface StarlingNode {
   readonly name: string
   /** When the node finished starting (ms since epoch). */
   readonly startedAt: number
+  /** Operations by name, on this node or (with the cluster) on any node: the API and CLI call these. */
+  readonly rpc: NodeRpc
   /** The node's services (ACL, banned list, plugins, $SYS ...), started after the MQTT core. */
   readonly services: NodeServices
   /** The bound port of a listener by protocol (`mqtt:tcp` ...), for tests and logs. */
@@ -85,9 +88,11 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
     let stopping: Promise<void> | null = null
     const node: StarlingNode = {
       config, logger, store, broker, metrics, hooks, listeners, control, name, startedAt, services: {} as NodeServices,
+      rpc: undefined as unknown as NodeRpc,
       port: (protocol) => listeners.find(l => l.spec.protocol === protocol)?.port ?? 0,
       stop: () => (stopping ??= runAll(cleanups, logger))
     }
+    ;(node as { rpc: NodeRpc }).rpc = new NodeRpc(node)
     await startServices(node, { cwd, etcDir: init.etcDir, env: init.env }, (stop) => cleanups.unshift(stop))
     // accept clients last: every service (ACL, banned list, packet tap) applies to the first one
     for (const listener of listeners) {

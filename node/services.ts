@@ -8,6 +8,10 @@ import { createStats, type Stats } from './stats.js'
 import { createAlarms, createOsMonitor, type Alarms } from './alarms/index.js'
 import { createSysService, createSysmon, createMissedAcksTap, combineTaps } from './sys/index.js'
 import { createTraceService, createLogService, type TraceService } from './trace/index.js'
+import { createApps, type AppsService } from './apps/apps.js'
+import { registerAppsControl } from './apps/ctl.js'
+import { managementApiPlugin } from '../api/plugin.js'
+import { registerOperations } from './ops/index.js'
 
 /** The services a node runs on top of its MQTT core (what the API and the CLI read). */
 export interface NodeServices {
@@ -17,6 +21,8 @@ export interface NodeServices {
   stats: Stats
   alarms: Alarms
   traces: TraceService
+  /** API applications (Basic auth credentials of the management API). */
+  apps: AppsService
 }
 
 /** Where plugin configuration comes from. */
@@ -43,6 +49,7 @@ export async function startServices (node: StarlingNode, init: ServicesInit, onS
   }
   const unregister = (off: () => void): void => onStop(async () => off())
 
+  registerOperations(node)
   services.acl = createAclService(node)
   await started(services.acl)
   services.banned = createBannedService(node)
@@ -61,9 +68,18 @@ export async function startServices (node: StarlingNode, init: ServicesInit, onS
   await started(createLogService(node))
   node.broker.packetTap = combineTaps(createMissedAcksTap(node.metrics), services.traces.packetTap)
 
+  services.apps = createApps(node.store, node.logger, () => node.config['management.default_application.id'])
+  const generated = await services.apps.bootstrap(node.config['management.default_application.id'], node.config['management.default_application.secret'])
+  if (generated !== null) {
+    // shown once: the operator copies it (or sets management.default_application.secret)
+    node.logger.warn({ app_id: node.config['management.default_application.id'], secret: generated },
+      'management API: created the default application with a generated secret; keep it, it is not shown again')
+  }
+  unregister(registerAppsControl(node, services.apps))
+
   services.plugins = createPluginManager({
     node,
-    definitions: [...CORE_PLUGINS, svcAuthClientid, svcAuthUsername],
+    definitions: [managementApiPlugin, ...CORE_PLUGINS, svcAuthClientid, svcAuthUsername],
     etcDir: init.etcDir ?? resolve(init.cwd, 'etc'),
     env: init.env
   })

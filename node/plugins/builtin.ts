@@ -28,8 +28,6 @@ function featureSwitch (name: string, description: string): PluginDefinition {
  * emqx_management). A switch for now: the /api/v3/ server (issue 4) attaches to it. Its
  * keys (`management.*`) live in `etc/starling.conf`.
  */
-export const managementPlugin: PluginDefinition = featureSwitch('svc_management',
-  'Starling Management API and CLI')
 
 /**
  * `svc_rule_engine`: the SQL rule engine (EMQ X's emqx_rule_engine). A switch for now: the
@@ -40,7 +38,6 @@ export const ruleEnginePlugin: PluginDefinition = featureSwitch('svc_rule_engine
 
 /** Every plugin this module knows, in load order: management first, as EMQ X's file lists it. */
 export const CORE_PLUGINS: readonly PluginDefinition[] = [
-  managementPlugin,
   retainerPlugin,
   ruleEnginePlugin,
   delayedPublishPlugin

@@ -14,8 +14,13 @@ export const EPHEMERAL: Record<string, string> = {
   'listener.wss.external': '127.0.0.1:0',
   'management.listener.http': '127.0.0.1:0',
   'dashboard.listener.http': '127.0.0.1:0',
-  'cluster.listen': '127.0.0.1:0'
+  'cluster.listen': '127.0.0.1:0',
+  // known management API credentials: admin / public (API_AUTH)
+  'management.default_application.secret': 'public'
 }
+
+/** HTTP Basic credentials of every test node's default API application. */
+export const API_AUTH = 'Basic ' + Buffer.from('admin:public').toString('base64')
 
 /** A node started for a test, with its own temporary data directory. */
 export interface TestNode extends StarlingNode {
@@ -26,12 +31,16 @@ export interface TestNode extends StarlingNode {
 
 /**
  * Starts a node on ephemeral ports with a fresh data directory (or `dataDir` to reuse one,
- * e.g. for restart tests). `overrides` are config keys and values as in etc/starling.conf.
+ * e.g. for restart tests). `overrides` are config keys and values as in etc/starling.conf;
+ * `init` is passed on to startNode: its `etcDir` (plugin files in `<etcDir>/plugins/`,
+ * default the project's `etc`) and its `env` for `STARLING_*` plugin keys (default none).
  */
-export async function startTestNode (overrides: Record<string, string> = {}, dataDir?: string): Promise<TestNode> {
+export async function startTestNode (
+  overrides: Record<string, string> = {}, dataDir?: string, init: { env?: Record<string, string>, etcDir?: string } = {}
+): Promise<TestNode> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'starling-'))
   const config = loadConfig({ env: {}, overrides: { ...EPHEMERAL, 'node.data_dir': dir, ...overrides } })
-  const node = await startNode(config, { logger: silentLogger(), env: {} })
+  const node = await startNode(config, { logger: silentLogger(), env: init.env ?? {}, etcDir: init.etcDir })
   return Object.assign(node, {
     dataDir: dir,
     destroy: async () => {

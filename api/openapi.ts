@@ -1,0 +1,54 @@
+import { VERSION } from '../node/version.js'
+import { fullPath, type RouteDef } from './route-table.js'
+
+const ENVELOPE = {
+  type: 'object',
+  properties: {
+    code: { type: 'integer', description: '0 on success, otherwise an error code (docs/api.md)' },
+    data: { description: 'the result, for reads' },
+    meta: {
+      type: 'object',
+      properties: { page: { type: 'integer' }, limit: { type: 'integer' }, count: { type: 'integer' } }
+    },
+    message: { type: 'string', description: 'what went wrong, on errors' }
+  },
+  required: ['code']
+}
+
+/** Converts `/connections/:clientid` to OpenAPI's `/connections/{clientid}`. */
+function openApiPath (route: RouteDef): string {
+  return fullPath(route).replace(/:([A-Za-z_]+)/g, '{$1}')
+}
+
+/**
+ * The OpenAPI 3 document of the management API, generated from the route table that serves
+ * the requests (so it cannot drift from them).
+ */
+export function openApiDocument (routes: RouteDef[]): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const route of routes) {
+    const params = [...fullPath(route).matchAll(/:([A-Za-z_]+)/g)].map(m => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }))
+    if (route.paginated === true) {
+      params.push({ name: '_page', in: 'query', required: false, schema: { type: 'integer' } } as any)
+      params.push({ name: '_limit', in: 'query', required: false, schema: { type: 'integer' } } as any)
+    }
+    const operation: Record<string, unknown> = {
+      operationId: route.name,
+      summary: route.descr,
+      parameters: params,
+      responses: {
+        200: { description: 'success: `{code: 0, data?, meta?}`', content: { 'application/json': { schema: ENVELOPE } } },
+        default: { description: 'error: `{code, message}`', content: { 'application/json': { schema: ENVELOPE } } }
+      }
+    }
+    if (route.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } }
+    ;(paths[openApiPath(route)] ??= {})[route.method.toLowerCase()] = operation
+  }
+  return {
+    openapi: '3.0.3',
+    info: { title: 'Starling management API', version: VERSION, description: 'EMQ X-compatible management API under /api/v3/' },
+    components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } },
+    security: [{ basic: [] }],
+    paths
+  }
+}

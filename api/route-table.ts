@@ -1,0 +1,51 @@
+import type { StarlingNode } from '../node/node.js'
+
+/** A JSON schema (the subset Ajv and OpenAPI 3 share). */
+export type JsonSchema = Record<string, unknown>
+
+/** What a handler gets: the parsed request and the node it runs on. */
+export interface ApiRequest {
+  /** Path parameters (`:clientid` ...), URL-decoded. */
+  params: Record<string, string>
+  /** Query string values. */
+  query: Record<string, string | undefined>
+  /** The JSON body, validated against the route's `body` schema. */
+  body: any
+  node: StarlingNode
+}
+
+/** What a handler returns: nothing (`{code: 0}`), or data with optional pagination meta. */
+export type ApiResult = undefined | { data: unknown, meta?: { page: number, limit: number, count: number } }
+
+/**
+ * One endpoint. The same table serves the requests, lists the endpoints at `GET /api/v3/`,
+ * generates `/api/v3/openapi.json`, and validates request bodies.
+ */
+export interface RouteDef {
+  /** Stable name, as EMQ X's index lists it (e.g. `list_connections`). */
+  name: string
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE'
+  /** Path under `/api/v3`, Express syntax: `/connections/:clientid`. */
+  path: string
+  descr: string
+  /** Accepts `_page` / `_limit` (pagination meta in the answer). */
+  paginated?: boolean
+  /** Schema of the JSON body; a body that does not match is refused with 107/108. */
+  body?: JsonSchema
+  /**
+   * Error code for a body that fails a rule other than required/type, by the field's JSON
+   * pointer (e.g. `{ '/qos': 116, '/topic': 115 }`). Default 108.
+   */
+  fieldCodes?: Record<string, number>
+  handler: (req: ApiRequest) => Promise<ApiResult> | ApiResult
+}
+
+/** Type-checks a list of routes. */
+export function defineRoutes (routes: RouteDef[]): RouteDef[] {
+  return routes
+}
+
+/** The path in the index's and EMQ X's form: `/api/v3/connections/:clientid`. */
+export function fullPath (route: RouteDef): string {
+  return '/api/v3' + route.path
+}

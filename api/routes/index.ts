@@ -1,0 +1,5 @@
+import type { RouteDef } from '../route-table.js'
+
+/** Every endpoint of `/api/v3/`, in the order the index lists them. */
+export const API_ROUTES: RouteDef[] = [
+]

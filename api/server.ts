@@ -1,0 +1,149 @@
+import http from 'node:http'
+import https from 'node:https'
+import { readFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import express, { type NextFunction, type Request, type Response } from 'express'
+import passport from 'passport'
+import { BasicStrategy } from 'passport-http'
+import type { StarlingNode } from '../node/node.js'
+import type { AppsService } from '../node/apps/apps.js'
+import { ApiError, CODES, toApiError } from '../node/errors.js'
+import { fullPath, type RouteDef } from './route-table.js'
+import { bodyValidator } from './validate.js'
+import { openApiDocument } from './openapi.js'
+
+/** Largest request body accepted (spec: not shown); larger ones get 413. */
+export const MAX_BODY_BYTES = 1024 * 1024
+
+/** A running management API listener. */
+export interface ApiServer {
+  /** Bound port (differs from the configured one when that was 0). */
+  port: number
+  protocol: 'http:management'
+  listenOn: string
+  /** Open HTTP connections (listeners API). */
+  connections: () => number
+  stop: () => Promise<void>
+}
+
+/**
+ * Builds the Express application of `/api/v3/`: HTTP Basic authentication against the API
+ * applications, JSON bodies (109 when not JSON, 413 above {@link MAX_BODY_BYTES}), one
+ * Express route per {@link RouteDef}, the index and the OpenAPI document from the same
+ * table, and the `{code, message}` error envelope.
+ */
+export function createApiApp (node: StarlingNode, routes: RouteDef[], apps: AppsService): express.Express {
+  const app = express()
+  app.disable('x-powered-by')
+  const auth = new passport.Passport()
+  auth.use(new BasicStrategy((appId, secret, done) => done(null, apps.verify(appId, secret) ? { appId } : false)))
+  app.use('/api/v3', (req: Request, res: Response, next: NextFunction) => {
+    auth.authenticate('basic', { session: false }, (err: unknown, user: unknown) => {
+      if (err !== null && err !== undefined) return next(err)
+      if (user === false || user === undefined) {
+        const header = req.headers.authorization
+        const empty = header === undefined || !/^Basic\s+\S+/i.test(header) || Buffer.from(header.replace(/^Basic\s+/i, ''), 'base64').toString().replace(':', '') === ''
+        res.status(401).set('WWW-Authenticate', 'Basic realm="Starling management API"')
+        return res.json(empty
+          ? { code: CODES.EMPTY_CREDENTIALS, message: 'application id and secret are empty: send HTTP Basic credentials' }
+          : { code: CODES.WRONG_CREDENTIALS, message: 'wrong application id or secret' })
+      }
+      next()
+    })(req, res, next)
+  })
+  app.use('/api/v3', express.raw({ type: () => true, limit: MAX_BODY_BYTES }))
+
+  app.get('/api/v3/', (_req, res) => {
+    res.json({ code: 0, data: routes.map(r => ({ name: r.name, method: r.method, path: fullPath(r), descr: r.descr })) })
+  })
+  app.get('/api/v3/openapi.json', (_req, res) => { res.json(openApiDocument(routes)) })
+
+  for (const route of routes) {
+    const validate = bodyValidator(route)
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'
+    app[method](fullPath(route), async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        const body = parseBody(req, route)
+        validate?.(body)
+        const result = await route.handler({
+          params: req.params as Record<string, string>,
+          query: req.query as Record<string, string | undefined>,
+          body,
+          node
+        })
+        res.json(result === undefined ? { code: 0 } : { code: 0, ...result })
+      } catch (err) {
+        next(err)
+      }
+    })
+  }
+
+  app.use((req: Request, res: Response) => {
+    res.status(404).json({ code: CODES.UNKNOWN, message: `no endpoint ${req.method} ${req.path}; GET /api/v3/ lists them` })
+  })
+  app.use((err: any, _req: Request, res: Response, _next: NextFunction) => {
+    if (err?.type === 'entity.too.large') {
+      return res.status(413).json({ code: CODES.UNKNOWN, message: `request body larger than ${MAX_BODY_BYTES} bytes` })
+    }
+    const e = toApiError(err)
+    if (e.status >= 500) node.logger.warn({ err }, 'management API error')
+    res.status(e.status).json({ code: e.code, message: e.message })
+  })
+  return app
+}
+
+/** The request body as JSON (or undefined when empty); 109 when it is not JSON. */
+function parseBody (req: Request, route: RouteDef): unknown {
+  const raw = req.body
+  if (!Buffer.isBuffer(raw) || raw.length === 0) {
+    if (route.body !== undefined) throw new ApiError(CODES.NOT_JSON, 'request body is empty; send a JSON body with Content-Type: application/json')
+    return undefined
+  }
+  try {
+    return JSON.parse(raw.toString('utf8'))
+  } catch (err: any) {
+    throw new ApiError(CODES.NOT_JSON, `request body is not JSON: ${err.message}`)
+  }
+}
+
+/** Starts the API on `management.listener.http` (and `management.listener.https` when set). */
+export async function startApiServer (node: StarlingNode, routes: RouteDef[], apps: AppsService): Promise<ApiServer> {
+  const app = createApiApp(node, routes, apps)
+  const cfg = node.config as Record<string, any>
+  const address = cfg['management.listener.http']
+  const https_ = cfg['management.listener.https']
+  const servers: http.Server[] = []
+  const listen = async (server: http.Server, host: string, port: number): Promise<number> => {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, host, () => { server.off('error', reject); resolve() })
+    })
+    servers.push(server)
+    return (server.address() as AddressInfo).port
+  }
+  let port = 0
+  try {
+    port = await listen(http.createServer(app), address.host, address.port)
+    if (https_ !== null && https_ !== undefined) {
+      const tlsServer = https.createServer({ key: readFileSync(cfg['management.listener.https.keyfile']), cert: readFileSync(cfg['management.listener.https.certfile']) }, app)
+      const httpsPort = await listen(tlsServer, https_.host, https_.port)
+      node.logger.info({ port: httpsPort }, 'management API (HTTPS) started')
+    }
+  } catch (err: any) {
+    for (const s of servers) s.close()
+    throw new Error(`cannot start the management API on ${address.text}: ${err.message}`)
+  }
+  node.logger.info({ protocol: 'http:management', host: address.host, port }, 'listener started')
+  return {
+    port,
+    protocol: 'http:management',
+    listenOn: `${address.host}:${port}`,
+    connections: () => servers.reduce((n, s) => n + ((s as any)._connections ?? 0), 0),
+    stop: async () => {
+      await Promise.all(servers.map(s => new Promise<void>(resolve => {
+        s.close(() => resolve())
+        s.closeAllConnections()
+      })))
+    }
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * `starling-ctl mgmt list|insert|lookup|update|delete`: API applications, as EMQ X 4's
+ * `emqx_ctl mgmt` (`insert` prints the new AppSecret).
+ */
+import { defineCommand, formatTable, type ControlServer, type CtlCommand, type TableColumn } from '../control/index.js'
+import { ApiError, CODES } from '../errors.js'
+import type { App, AppsService } from './apps.js'
+
+const appColumns: ReadonlyArray<TableColumn<App>> = [
+  { key: 'app_id' }, { key: 'secret' }, { key: 'name' }, { key: 'desc' },
+  { key: 'status', format: (v: unknown) => String(v) },
+  { key: 'expired', format: (v: unknown) => v === null ? 'undefined' : String(v) }
+]
+
+export const mgmtListCommand = defineCommand<App[]>({
+  words: ['mgmt', 'list'],
+  description: 'List the API applications',
+  render: (apps) => formatTable(apps, appColumns, { empty: 'No applications' })
+})
+
+export const mgmtInsertCommand = defineCommand<App>({
+  words: ['mgmt', 'insert'],
+  description: 'Add an API application and print its generated secret',
+  args: [{ name: 'AppId', description: 'application id (the Basic auth user name)' }, { name: 'Name', description: 'application name' }],
+  options: [{ flags: '-d, --desc <desc>', description: 'description' }],
+  render: (app) => `AppSecret: ${app.secret}\n`
+})
+
+export const mgmtLookupCommand = defineCommand<App>({
+  words: ['mgmt', 'lookup'],
+  description: 'Show an API application',
+  args: [{ name: 'AppId', description: 'application id' }],
+  render: (app) => formatTable([app], appColumns)
+})
+
+export const mgmtUpdateCommand = defineCommand<App>({
+  words: ['mgmt', 'update'],
+  description: 'Enable (true) or disable (false) an API application',
+  args: [{ name: 'AppId', description: 'application id' }, { name: 'status', description: 'true or false' }],
+  render: () => 'update successfully.\n'
+})
+
+export const mgmtDeleteCommand = defineCommand<null>({
+  words: ['mgmt', 'delete'],
+  description: 'Delete an API application (not the default one)',
+  args: [{ name: 'AppId', description: 'application id' }],
+  render: () => 'ok\n'
+})
+
+/** Every `mgmt` command, for the ctl command table. */
+export const MGMT_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [mgmtListCommand, mgmtInsertCommand, mgmtLookupCommand, mgmtUpdateCommand, mgmtDeleteCommand]
+
+/** Registers the node-side `mgmt` handlers; returns a function that removes them. */
+export function registerAppsControl (node: { control: ControlServer }, apps: AppsService): () => void {
+  const handlers: Record<string, (req: { args: string[], options: Record<string, string | boolean> }) => unknown> = {
+    'mgmt list': () => apps.list(),
+    'mgmt insert': ({ args, options }) => apps.add({ app_id: args[0], name: args[1], desc: typeof options.desc === 'string' ? options.desc : '' }),
+    'mgmt lookup': ({ args }) => {
+      const app = apps.lookup(args[0])
+      if (app === undefined) throw new ApiError(CODES.UNKNOWN, `application ${args[0]} not found`)
+      return app
+    },
+    'mgmt update': ({ args }) => {
+      if (args[1] !== 'true' && args[1] !== 'false') throw new ApiError(CODES.WRONG_TYPE, `status must be true or false, got '${args[1]}'`)
+      return apps.update(args[0], { status: args[1] === 'true' })
+    },
+    'mgmt delete': async ({ args }) => { await apps.delete(args[0]); return null }
+  }
+  for (const [name, handler] of Object.entries(handlers)) node.control.register(name, handler)
+  return () => { for (const name of Object.keys(handlers)) node.control.unregister(name) }
+}
