@@ -87,7 +87,7 @@ export class Retainer {
       createRetainedStream: this.persistence.createRetainedStream.bind(this.persistence),
       createRetainedStreamCombi: this.persistence.createRetainedStreamCombi.bind(this.persistence)
     }
-    for await (const packet of this.original.createRetainedStream('#')) this.topics.add(packet.topic)
+    for await (const packet of this.original.createRetainedStream('#')) this.track(packet.topic)
     this.saved = WRAPPED.map((name) => [name, Object.getOwnPropertyDescriptor(p, name)])
     p.storeRetained = (packet: any) => this.store(packet)
     p.createRetainedStream = (pattern: string) => this.stream([pattern])
@@ -159,6 +159,15 @@ export class Retainer {
     }
   }
 
+  /** Of `topics`, how many are the broker's own `$SYS/...` topics. */
+  private sysTopics = 0
+
+  private track (topic: string): void {
+    if (this.topics.has(topic)) return
+    this.topics.add(topic)
+    if (isSysTopic(topic)) this.sysTopics++
+  }
+
   /** `storeRetained` under the policy (EMQ X: emqx_retainer:store_retained). */
   private async store (packet: any): Promise<void> {
     const policy = this.policy
@@ -172,13 +181,14 @@ export class Retainer {
         `retained message on ${topic} not stored: its payload (${size} bytes) is over retainer.max_payload_size`)
       return
     }
-    if (!this.topics.has(topic) && policy.maxRetainedMessages > 0 && this.topics.size >= policy.maxRetainedMessages) {
+    // the broker's own $SYS topics do not use up the operators' retained-message quota
+    if (!this.topics.has(topic) && !isSysTopic(topic) && policy.maxRetainedMessages > 0 && this.topics.size - this.sysTopics >= policy.maxRetainedMessages) {
       this.warn('full', { topic, max: policy.maxRetainedMessages },
         `retained message on ${topic} not stored: retainer.max_retained_messages (${policy.maxRetainedMessages}) reached`)
       return
     }
     // counted before the write completes, so concurrent new topics cannot overshoot the limit
-    this.topics.add(topic)
+    this.track(topic)
     let stored = packet
     if (policy.expiryIntervalMs > 0 && packet.messageExpiry === undefined) {
       // a copy: aedes delivers the same packet object right after storing it
@@ -188,7 +198,7 @@ export class Retainer {
   }
 
   private async remove (topic: string, policy: RetainerPolicy): Promise<void> {
-    this.topics.delete(topic)
+    if (this.topics.delete(topic) && isSysTopic(topic)) this.sysTopics--
     await this.write({ topic, payload: Buffer.alloc(0) }, policy)
   }
 
@@ -250,4 +260,9 @@ export class Retainer {
     this.warnedAt.set(kind, now)
     this.log.warn(fields, message)
   }
+}
+
+/** The broker's own system topics (published retained by the $SYS service). */
+function isSysTopic (topic: string): boolean {
+  return topic.startsWith('$SYS/')
 }
