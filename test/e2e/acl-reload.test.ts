@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { MqttClient } from 'mqtt'
 import { startTestNode, connect, closeClients, collect, waitFor, type TestNode } from '../helpers/node.js'
+import { pubackCode } from '../helpers/mqtt.js'
 import { ACL_CTL_COMMANDS, AclFileError, type AclService } from '../../node/acl/index.js'
 import { runCtl } from '../../node/control/index.js'
 
@@ -27,19 +27,6 @@ async function ctl (...argv: string[]): Promise<{ code: number, out: string, err
     stderr: { write: (s: string) => { err += s } }
   }, ACL_CTL_COMMANDS)
   return { code, out, err }
-}
-
-/** Publishes at QoS 1 and resolves with the PUBACK's reason code. */
-async function pubackCode (client: MqttClient, topic: string): Promise<number> {
-  return await new Promise((resolve) => {
-    const onPacket = (p: any): void => {
-      if (p.cmd !== 'puback') return
-      client.off('packetreceive', onPacket)
-      resolve(p.reasonCode ?? 0)
-    }
-    client.on('packetreceive', onPacket)
-    client.publish(topic, 'x', { qos: 1 }, () => undefined)
-  })
 }
 
 beforeEach(async () => {

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { MqttClient, type IClientOptions } from 'mqtt'
 import { startTestNode, collect, waitFor, type TestNode } from '../helpers/node.js'
+import { pubackCode, suback } from '../helpers/mqtt.js'
 import type { AclService } from '../../node/acl/index.js'
 
 const DEFAULT_ACL = fileURLToPath(new URL('../../etc/acl.conf', import.meta.url))
@@ -52,29 +53,6 @@ async function connectFrom (node: TestNode, opts: IClientOptions & { localAddres
   return client
 }
 
-/** The SUBACK return codes for `filters`, subscribed at QoS 1. */
-async function suback (client: MqttClient, ...filters: string[]): Promise<number[]> {
-  return await new Promise((resolve, reject) => {
-    client.subscribe(filters, { qos: 1 }, (err: any, _granted: any, packet: any) => {
-      if (packet?.granted !== undefined) resolve(packet.granted)
-      else reject(err ?? new Error('no SUBACK'))
-    })
-  })
-}
-
-/** Publishes at QoS 1 and resolves with the PUBACK's reason code (0 for MQTT 3.1.1). */
-async function pubackCode (client: MqttClient, topic: string): Promise<number> {
-  return await new Promise((resolve) => {
-    const onPacket = (p: any): void => {
-      if (p.cmd !== 'puback') return
-      client.off('packetreceive', onPacket)
-      resolve(p.reasonCode ?? 0)
-    }
-    client.on('packetreceive', onPacket)
-    client.publish(topic, 'x', { qos: 1 }, () => undefined)
-  })
-}
-
 afterEach(async () => {
   await Promise.all([...opened].map(c => new Promise<void>(resolve => c.end(true, {}, () => resolve()))))
   opened.clear()
@@ -92,17 +70,17 @@ describe('the shipped etc/acl.conf', () => {
 
   it.each([4, 5] as const)('MQTT v%i: a client from 127.0.0.1 may subscribe to $SYS/#, to # and to $SYS/brokers/+/clients/#', async (protocolVersion) => {
     const client = await connectFrom(n.node, { protocolVersion })
-    expect(await suback(client, '$SYS/#', '#', '$SYS/brokers/+/clients/#')).toEqual([1, 1, 1])
+    expect(await suback(client, ['$SYS/#', '#', '$SYS/brokers/+/clients/#'])).toEqual([1, 1, 1])
   })
 
   it.each([4, 5] as const)('MQTT v%i: a client from 127.0.0.2 is refused $SYS/# and # with 0x80 but may subscribe to a/#', async (protocolVersion) => {
     const client = await connectFrom(n.node, { protocolVersion, localAddress: '127.0.0.2' })
-    expect(await suback(client, '$SYS/#', '#', '$SYS/brokers', 'a/#', '+/#')).toEqual([0x80, 0x80, 0x80, 1, 1])
+    expect(await suback(client, ['$SYS/#', '#', '$SYS/brokers', 'a/#', '+/#'])).toEqual([0x80, 0x80, 0x80, 1, 1])
   })
 
   it('user dashboard from 127.0.0.2 may subscribe to $SYS/# but not to #', async () => {
     const client = await connectFrom(n.node, { username: 'dashboard', localAddress: '127.0.0.2' })
-    expect(await suback(client, '$SYS/#', '#')).toEqual([1, 0x80])
+    expect(await suback(client, ['$SYS/#', '#'])).toEqual([1, 0x80])
   })
 
   it('a client from 127.0.0.2 publishes and receives on ordinary topics', async () => {
@@ -115,7 +93,7 @@ describe('the shipped etc/acl.conf', () => {
 
   it('a shared subscription is decided by its real filter', async () => {
     const client = await connectFrom(n.node, { protocolVersion: 5, localAddress: '127.0.0.2' })
-    expect(await suback(client, '$share/g/$SYS/#', '$share/g/acl/shared')).toEqual([0x80, 1])
+    expect(await suback(client, ['$share/g/$SYS/#', '$share/g/acl/shared'])).toEqual([0x80, 1])
   })
 })
 
@@ -128,7 +106,7 @@ describe('denied publishes and subscribes', () => {
 
   it.each([4, 5] as const)('MQTT v%i: refuses a subscribe to a denied topic with 0x80 and grants the others', async (protocolVersion) => {
     const client = await connectFrom(n.node, { protocolVersion })
-    expect(await suback(client, 'acl/secret', 'acl/open')).toEqual([0x80, 1])
+    expect(await suback(client, ['acl/secret', 'acl/open'])).toEqual([0x80, 1])
   })
 
   it('MQTT 5: answers a denied QoS 1 publish with PUBACK 0x87 and does not deliver it', async () => {

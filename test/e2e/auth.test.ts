@@ -3,8 +3,9 @@
  * node whose svc_auth_clientid / svc_auth_username the test loads through the node's plugin
  * manager, with the shipped etc/plugins/*.conf files (plus the keys a test sets).
  */
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import type { IClientOptions } from 'mqtt'
 import { closeClients, connect, type TestNode } from '../helpers/node.js'
+import { closeOpened, refusedConnack } from '../helpers/mqtt.js'
 import { startPluginNode, shippedPluginConf, type PluginNode } from '../node/plugins/harness.js'
 import { createAuthClientids, createAuthUsers, type CredentialService } from '../../node/auth/index.js'
 
@@ -25,18 +26,6 @@ const usersOf = (p: PluginNode): CredentialService => createAuthUsers(p.node.sto
 /** The node's client id table, through the service layer the ctl commands and the API use. */
 const clientidsOf = (p: PluginNode): CredentialService => createAuthClientids(p.node.store)
 
-const refused = new Set<MqttClient>()
-/** Connects and resolves with the CONNACK of a connection the broker refuses (and closes). */
-async function refusedConnack (node: TestNode, opts: IClientOptions): Promise<any> {
-  const client = mqtt.connect({ host: '127.0.0.1', port: node.port('mqtt:tcp'), reconnectPeriod: 0, connectTimeout: 5000, ...opts })
-  refused.add(client)
-  let connack: any = null
-  client.on('packetreceive', (p: any) => { if (p.cmd === 'connack') connack = p })
-  client.on('error', () => {})
-  await new Promise<void>((resolve) => client.once('close', () => resolve()))
-  return connack
-}
-
 /** The CONNACK code of an accepted (0) or refused connection, for either protocol version. */
 async function connackCode (node: TestNode, opts: IClientOptions): Promise<number> {
   const connack = await refusedOrAccepted(node, opts)
@@ -54,8 +43,7 @@ async function refusedOrAccepted (node: TestNode, opts: IClientOptions): Promise
 afterEach(async () => {
   await unloadAll()
   await closeClients()
-  await Promise.all([...refused].map(c => new Promise<void>(resolve => c.end(true, {}, () => resolve()))))
-  refused.clear()
+  await closeOpened()
 })
 
 describe('svc_auth_username', () => {

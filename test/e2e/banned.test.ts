@@ -2,23 +2,12 @@
  * The banned list over the wire: real mqtt.js clients against a node and its own banned
  * service (`node.services.banned`), entries added through the service and through starling-ctl.
  */
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import type { IClientOptions } from 'mqtt'
 import { startTestNode, closeClients, connect, waitFor, type TestNode } from '../helpers/node.js'
+import { closeOpened, refusedConnack } from '../helpers/mqtt.js'
 import { PROJECT_ROOT } from '../helpers/process.js'
 import { runCtl } from '../../node/control/ctl-program.js'
 import { BANNED_CTL_COMMANDS, type BannedService } from '../../node/banned/index.js'
-
-const refused = new Set<MqttClient>()
-/** Connects and resolves with the CONNACK of a connection the broker refuses (and closes). */
-async function refusedConnack (node: TestNode, opts: IClientOptions): Promise<any> {
-  const client = mqtt.connect({ host: '127.0.0.1', port: node.port('mqtt:tcp'), reconnectPeriod: 0, connectTimeout: 5000, ...opts })
-  refused.add(client)
-  let connack: any = null
-  client.on('packetreceive', (p: any) => { if (p.cmd === 'connack') connack = p })
-  client.on('error', () => {})
-  await new Promise<void>((resolve) => client.once('close', () => resolve()))
-  return connack
-}
 
 /** Expects `opts` to be refused as banned: CONNACK 0x8A for MQTT 5, 5 for MQTT 3.1.1. */
 async function expectBanned (node: TestNode, opts: IClientOptions): Promise<void> {
@@ -37,8 +26,7 @@ beforeAll(async () => {
 })
 afterEach(async () => {
   await closeClients()
-  await Promise.all([...refused].map(c => new Promise<void>(resolve => c.end(true, {}, () => resolve()))))
-  refused.clear()
+  await closeOpened()
   for (const entry of banned.list()) await banned.delete(entry.who, entry.as)
 })
 afterAll(async () => {

@@ -6,105 +6,13 @@
  * Each block starts its own node with the limit under test. Raw sockets send what mqtt.js
  * refuses to send (invalid filters) or would complete on its own (QoS 2 flows).
  */
-import net from 'node:net'
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
-import mqttPacket from 'mqtt-packet'
-import { startTestNode, connect, closeClients, collect, nextMessage, waitFor, type Received, type TestNode } from '../helpers/node.js'
+import { connect, closeClients, nextMessage, waitFor, type TestNode } from '../helpers/node.js'
+import { open, refusedConnack, suback, nodeWith, closeOpened, openRawSession } from '../helpers/mqtt.js'
 
 afterEach(async () => {
   await closeOpened()
   await closeClients()
 })
-
-/** Starts a node with `overrides` for the tests of one describe block. */
-function nodeWith (overrides: Record<string, string>): () => TestNode {
-  let node: TestNode
-  beforeAll(async () => { node = await startTestNode(overrides) })
-  afterAll(async () => { await node.destroy() })
-  return () => node
-}
-
-const opened = new Set<MqttClient>()
-const raws = new Set<net.Socket>()
-
-async function closeOpened (): Promise<void> {
-  await Promise.all([...opened].map(c => new Promise<void>(resolve => c.end(true, {}, () => resolve()))))
-  opened.clear()
-  for (const s of raws) s.destroy()
-  raws.clear()
-}
-
-/** An mqtt.js client with its CONNACK, messages, the DISCONNECT it got (if any) and whether it closed. */
-interface Watched { client: MqttClient, connack: any, messages: Received[], disconnect: () => any, closed: () => boolean }
-
-async function open (node: TestNode, opts: IClientOptions): Promise<Watched> {
-  const client = mqtt.connect({ host: '127.0.0.1', port: node.port('mqtt:tcp'), reconnectPeriod: 0, connectTimeout: 5000, ...opts })
-  opened.add(client)
-  const messages = collect(client)
-  let disconnect: any = null
-  let closed = false
-  client.on('disconnect', (p) => { disconnect = p })
-  client.on('close', () => { closed = true })
-  client.on('error', () => {})
-  const connack = await new Promise<any>((resolve, reject) => {
-    client.once('connect', resolve)
-    client.once('close', () => reject(new Error('connection closed before CONNACK')))
-  })
-  return { client, connack, messages, disconnect: () => disconnect, closed: () => closed }
-}
-
-/** Connects and resolves with the CONNACK of a connection the broker refuses (and closes). */
-async function refusedConnack (node: TestNode, opts: IClientOptions): Promise<any> {
-  const client = mqtt.connect({ host: '127.0.0.1', port: node.port('mqtt:tcp'), reconnectPeriod: 0, connectTimeout: 5000, ...opts })
-  opened.add(client)
-  let connack: any = null
-  client.on('packetreceive', (p: any) => { if (p.cmd === 'connack') connack = p })
-  client.on('error', () => {})
-  await new Promise<void>((resolve) => client.once('close', () => resolve()))
-  return connack
-}
-
-/** SUBSCRIBEs and resolves with the SUBACK's reason codes, failures included (mqtt.js rejects on those). */
-async function suback (client: MqttClient, subs: Record<string, { qos: 0 | 1 | 2 }>): Promise<number[]> {
-  return await new Promise((resolve, reject) => {
-    client.subscribe(subs, (err: any, _granted: any, packet: any) => {
-      if (packet?.granted) resolve(packet.granted)
-      else reject(err ?? new Error('no SUBACK'))
-    })
-  })
-}
-
-/** A bare MQTT socket that sends exactly the packets a test writes and records what comes back. */
-interface Raw { packets: any[], closed: () => boolean, send: (packet: any) => void, next: (cmd: string, n?: number) => Promise<any> }
-
-async function openRaw (node: TestNode, protocolVersion: 4 | 5, clientId: string): Promise<Raw> {
-  const socket = net.connect(node.port('mqtt:tcp'), '127.0.0.1')
-  raws.add(socket)
-  const packets: any[] = []
-  let closed = false
-  const parser = mqttPacket.parser({ protocolVersion })
-  parser.on('packet', (p: any) => packets.push(p))
-  parser.on('error', () => socket.destroy())
-  socket.on('data', (d) => parser.parse(d))
-  socket.on('close', () => { closed = true })
-  socket.on('error', () => {})
-  await new Promise<void>((resolve, reject) => { socket.once('connect', () => resolve()); socket.once('error', reject) })
-  const raw: Raw = {
-    packets,
-    closed: () => closed,
-    send: (p) => socket.write(mqttPacket.generate(p, { protocolVersion })),
-    /** The n-th (1-based) packet of type `cmd`, once it has arrived. */
-    next: async (cmd, n = 1) => {
-      const nth = (): any => packets.filter(p => p.cmd === cmd)[n - 1]
-      await waitFor(() => nth() !== undefined || closed, `${cmd} #${n}`)
-      return nth()
-    }
-  }
-  raw.send({ cmd: 'connect', protocolId: 'MQTT', protocolVersion, clean: true, keepalive: 0, clientId })
-  const connack = await raw.next('connack')
-  expect(connack?.[protocolVersion === 5 ? 'reasonCode' : 'returnCode']).toBe(0)
-  return raw
-}
 
 function publishPacket (messageId: number, fields: Record<string, any> = {}): any {
   return { cmd: 'publish', topic: 'limits/inflight', payload: Buffer.from(`m${messageId}`), qos: 2, retain: false, dup: false, messageId, ...fields }
@@ -124,7 +32,7 @@ describe('Receive Maximum (mqtt.max_inflight = 3)', () => {
   const node = nodeWith({ 'mqtt.max_inflight': '3' })
 
   it('disconnects an MQTT 5 client with 0x93 when a 4th QoS 2 PUBLISH arrives while 3 are unacknowledged', async () => {
-    const raw = await openRaw(node(), 5, 'inflight-over')
+    const raw = await openRawSession(node(), 5, 'inflight-over')
     for (const id of [1, 2, 3]) raw.send(publishPacket(id))
     // three PUBRECs: all three are in flight (no PUBREL is ever sent, so none completes)
     expect((await raw.next('pubrec', 3))?.messageId).toBe(3)
@@ -135,7 +43,7 @@ describe('Receive Maximum (mqtt.max_inflight = 3)', () => {
   })
 
   it('accepts another QoS 2 PUBLISH once one of the 3 in flight has completed', async () => {
-    const raw = await openRaw(node(), 5, 'inflight-within')
+    const raw = await openRawSession(node(), 5, 'inflight-within')
     for (const id of [1, 2, 3]) raw.send(publishPacket(id))
     await raw.next('pubrec', 3)
     raw.send({ cmd: 'pubrel', messageId: 1 })
@@ -237,7 +145,7 @@ describe('invalid topic filters', () => {
   const invalid = ['a/#/b', 'a+', '#a']
 
   it.each([[5, 0x8f], [4, 0x80]] as const)('MQTT v%i: refuses each invalid filter with %i and grants the valid one in the same SUBSCRIBE, which works', async (protocolVersion, code) => {
-    const raw = await openRaw(node(), protocolVersion, `invalid-filters-${protocolVersion}`)
+    const raw = await openRawSession(node(), protocolVersion, `invalid-filters-${protocolVersion}`)
     raw.send({
       cmd: 'subscribe',
       messageId: 7,

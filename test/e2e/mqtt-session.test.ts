@@ -5,10 +5,9 @@
  * The few waits for wall time (session expiry, will delay) are `waitFor` on a deadline a
  * margin past the interval the broker times, never a blind sleep before an assertion.
  */
-import net from 'node:net'
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
-import mqttPacket from 'mqtt-packet'
-import { startTestNode, connect, closeClients, collect, nextMessage, waitFor, type Received, type TestNode } from '../helpers/node.js'
+import type { IClientOptions, MqttClient } from 'mqtt'
+import { startTestNode, connect, closeClients, nextMessage, waitFor, type TestNode } from '../helpers/node.js'
+import { open, leave, drop, until, marker, closeOpened, openRaw, connectPacket, type Opened } from '../helpers/mqtt.js'
 
 /** `mqtt.session_expiry_interval` of the node under test: the cap on what v5 clients ask. */
 const SESSION_EXPIRY_CAP_S = 3600
@@ -21,88 +20,20 @@ afterEach(async () => {
   await closeClients()
 })
 
-/** A client opened by {@link open}: its CONNACK and every message from the first packet on. */
-interface Opened { client: MqttClient, connack: any, messages: Received[] }
-
-const opened = new Set<MqttClient>()
-const raws = new Set<net.Socket>()
-
 /**
- * Connects an mqtt.js client with its message collector attached before CONNACK, so queued
- * messages that arrive in the same read as the CONNACK are not missed.
+ * Proves a client got nothing but `topic`'s marker: the client subscribes to the marker topic,
+ * `via` publishes to it after whatever else, and the marker's arrival closes the window.
  */
-async function open (opts: IClientOptions): Promise<Opened> {
-  const client = mqtt.connect({ host: '127.0.0.1', port: node.port('mqtt:tcp'), reconnectPeriod: 0, connectTimeout: 5000, ...opts })
-  opened.add(client)
-  const messages = collect(client)
-  const connack = await new Promise<any>((resolve, reject) => {
-    client.once('connect', resolve)
-    client.once('error', reject)
-    client.once('close', () => reject(new Error('connection closed before CONNACK')))
-  })
-  return { client, connack, messages }
-}
-
-async function closeOpened (): Promise<void> {
-  await Promise.all([...opened].map(c => new Promise<void>(resolve => c.end(true, {}, () => resolve()))))
-  opened.clear()
-  for (const s of raws) s.destroy()
-  raws.clear()
-}
-
-/** Ends a client cleanly (DISCONNECT, so no will) and resolves once its socket is closed. */
-async function leave (client: MqttClient): Promise<void> {
-  await client.endAsync()
-  opened.delete(client)
-}
-
-/** Drops a client's socket without DISCONNECT (the broker sees a network failure). */
-function drop (client: MqttClient): void {
-  ;(client as any).stream.destroy()
-}
-
-/** Resolves once wall time has passed `deadline` (for intervals the broker times itself). */
-async function until (deadline: number, what: string): Promise<void> {
-  await waitFor(() => Date.now() >= deadline, what, deadline - Date.now() + 5000)
-}
-
-/** A bare socket speaking MQTT: for packets mqtt.js will not send, or sends too eagerly. */
-interface Raw { socket: net.Socket, packets: any[], closed: () => boolean, send: (packet: any) => void }
-
-async function openRaw (protocolVersion: 4 | 5): Promise<Raw> {
-  const socket = net.connect(node.port('mqtt:tcp'), '127.0.0.1')
-  raws.add(socket)
-  const packets: any[] = []
-  let closed = false
-  const parser = mqttPacket.parser({ protocolVersion })
-  parser.on('packet', (p: any) => packets.push(p))
-  parser.on('error', () => socket.destroy())
-  socket.on('data', (d) => parser.parse(d))
-  socket.on('close', () => { closed = true })
-  socket.on('error', () => {})
-  await new Promise<void>((resolve, reject) => { socket.once('connect', () => resolve()); socket.once('error', reject) })
-  return { socket, packets, closed: () => closed, send: (p) => socket.write(mqttPacket.generate(p, { protocolVersion })) }
-}
-
-function rawConnect (protocolVersion: 4 | 5, fields: Record<string, any>): any {
-  return { cmd: 'connect', protocolId: 'MQTT', protocolVersion, clean: true, keepalive: 0, clientId: '', ...fields }
-}
-
-/**
- * Proves a client got nothing but `marker`: the client subscribes to a marker topic, `via`
- * publishes to it after whatever else, and the marker's arrival closes the window.
- */
-async function onlyMarkerArrives (sub: Opened, via: MqttClient, marker: string, before: () => Promise<void> = async () => {}): Promise<void> {
-  await sub.client.subscribeAsync(marker, { qos: 1 })
+async function onlyMarkerArrives (sub: Opened, via: MqttClient, topic: string, before: () => Promise<void> = async () => {}): Promise<void> {
+  await sub.client.subscribeAsync(topic, { qos: 1 })
   await before()
-  await via.publishAsync(marker, 'marker', { qos: 1 })
-  await waitFor(() => sub.messages.some(m => m.topic === marker), 'marker')
-  expect(sub.messages.map(m => `${m.topic} ${m.payload.toString()}`)).toEqual([`${marker} marker`])
+  await marker(sub, via, topic)
+  expect(sub.messages.map(m => `${m.topic} ${m.payload.toString()}`)).toEqual([`${topic} marker`])
 }
 
 describe('MQTT 3.1.1 sessions', () => {
   it('keeps the subscriptions of a clean=false session and delivers the QoS 1 and 2 messages queued while offline, with sessionPresent', async () => {
-    const first = await open({ protocolVersion: 4, clientId: 'v4-persist', clean: false })
+    const first = await open(node, { protocolVersion: 4, clientId: 'v4-persist', clean: false })
     expect(first.connack.sessionPresent).toBe(false)
     await first.client.subscribeAsync('v4/persist/#', { qos: 2 })
     await leave(first.client)
@@ -111,7 +42,7 @@ describe('MQTT 3.1.1 sessions', () => {
     await pub.publishAsync('v4/persist/one', 'q1', { qos: 1 })
     await pub.publishAsync('v4/persist/two', 'q2', { qos: 2 })
 
-    const again = await open({ protocolVersion: 4, clientId: 'v4-persist', clean: false })
+    const again = await open(node, { protocolVersion: 4, clientId: 'v4-persist', clean: false })
     expect(again.connack.sessionPresent).toBe(true)
     await waitFor(() => again.messages.length >= 2, 'queued messages')
     expect(again.messages.map(m => [m.topic, m.payload.toString(), m.packet.qos])).toEqual([
@@ -125,13 +56,13 @@ describe('MQTT 3.1.1 sessions', () => {
   })
 
   it('discards the stored session when the client reconnects with clean=true', async () => {
-    const first = await open({ protocolVersion: 4, clientId: 'v4-discard', clean: false })
+    const first = await open(node, { protocolVersion: 4, clientId: 'v4-discard', clean: false })
     await first.client.subscribeAsync('v4/discard/t', { qos: 1 })
     await leave(first.client)
     const pub = await connect(node, { protocolVersion: 4 })
     await pub.publishAsync('v4/discard/t', 'queued', { qos: 1 })
 
-    const clean = await open({ protocolVersion: 4, clientId: 'v4-discard', clean: true })
+    const clean = await open(node, { protocolVersion: 4, clientId: 'v4-discard', clean: true })
     expect(clean.connack.sessionPresent).toBe(false)
     // neither the queued message nor the old subscription's deliveries reach it
     await onlyMarkerArrives(clean, pub, 'v4/discard/marker', async () => {
@@ -140,7 +71,7 @@ describe('MQTT 3.1.1 sessions', () => {
     await leave(clean.client)
 
     // and the clean session left nothing behind for a later clean=false connection
-    const later = await open({ protocolVersion: 4, clientId: 'v4-discard', clean: false })
+    const later = await open(node, { protocolVersion: 4, clientId: 'v4-discard', clean: false })
     expect(later.connack.sessionPresent).toBe(false)
   })
 })
@@ -148,26 +79,26 @@ describe('MQTT 3.1.1 sessions', () => {
 describe('MQTT 5 Session Expiry Interval', () => {
   it('keeps the session while the interval runs: subscriptions and queued messages, with sessionPresent', async () => {
     const props = { sessionExpiryInterval: 10 }
-    const first = await open({ protocolVersion: 5, clientId: 'v5-kept', clean: false, properties: props })
+    const first = await open(node, { protocolVersion: 5, clientId: 'v5-kept', clean: false, properties: props })
     await first.client.subscribeAsync('v5/kept/t', { qos: 1 })
     await leave(first.client)
     const pub = await connect(node, { protocolVersion: 5 })
     await pub.publishAsync('v5/kept/t', 'queued', { qos: 1 })
 
-    const again = await open({ protocolVersion: 5, clientId: 'v5-kept', clean: false, properties: props })
+    const again = await open(node, { protocolVersion: 5, clientId: 'v5-kept', clean: false, properties: props })
     expect(again.connack.sessionPresent).toBe(true)
     await waitFor(() => again.messages.length >= 1, 'queued message')
     expect(again.messages.map(m => m.payload.toString())).toEqual(['queued'])
   })
 
   it('ends the session with the connection when the CONNECT has no Session Expiry Interval', async () => {
-    const first = await open({ protocolVersion: 5, clientId: 'v5-zero', clean: false })
+    const first = await open(node, { protocolVersion: 5, clientId: 'v5-zero', clean: false })
     await first.client.subscribeAsync('v5/zero/t', { qos: 1 })
     await leave(first.client)
     const pub = await connect(node, { protocolVersion: 5 })
     await pub.publishAsync('v5/zero/t', 'queued', { qos: 1 })
 
-    const again = await open({ protocolVersion: 5, clientId: 'v5-zero', clean: false })
+    const again = await open(node, { protocolVersion: 5, clientId: 'v5-zero', clean: false })
     expect(again.connack.sessionPresent).toBe(false)
     await onlyMarkerArrives(again, pub, 'v5/zero/marker', async () => {
       await pub.publishAsync('v5/zero/t', 'after', { qos: 1 })
@@ -176,7 +107,7 @@ describe('MQTT 5 Session Expiry Interval', () => {
 
   it('discards the session once the interval has passed', async () => {
     const props = { sessionExpiryInterval: 1 }
-    const first = await open({ protocolVersion: 5, clientId: 'v5-expired', clean: false, properties: props })
+    const first = await open(node, { protocolVersion: 5, clientId: 'v5-expired', clean: false, properties: props })
     await first.client.subscribeAsync('v5/expired/t', { qos: 1 })
     await leave(first.client)
     const gone = Date.now()
@@ -185,7 +116,7 @@ describe('MQTT 5 Session Expiry Interval', () => {
 
     // the broker's 1 s expiry timer started when it saw the DISCONNECT (before `gone`)
     await until(gone + 2000, 'the session expiry interval to pass')
-    const again = await open({ protocolVersion: 5, clientId: 'v5-expired', clean: false, properties: props })
+    const again = await open(node, { protocolVersion: 5, clientId: 'v5-expired', clean: false, properties: props })
     expect(again.connack.sessionPresent).toBe(false)
     await onlyMarkerArrives(again, pub, 'v5/expired/marker', async () => {
       await pub.publishAsync('v5/expired/t', 'after', { qos: 1 })
@@ -194,13 +125,13 @@ describe('MQTT 5 Session Expiry Interval', () => {
 
   it('discards the old session on Clean Start even when the new one has an expiry interval', async () => {
     const props = { sessionExpiryInterval: 60 }
-    const first = await open({ protocolVersion: 5, clientId: 'v5-cleanstart', clean: false, properties: props })
+    const first = await open(node, { protocolVersion: 5, clientId: 'v5-cleanstart', clean: false, properties: props })
     await first.client.subscribeAsync('v5/cleanstart/t', { qos: 1 })
     await leave(first.client)
     const pub = await connect(node, { protocolVersion: 5 })
     await pub.publishAsync('v5/cleanstart/t', 'queued', { qos: 1 })
 
-    const fresh = await open({ protocolVersion: 5, clientId: 'v5-cleanstart', clean: true, properties: props })
+    const fresh = await open(node, { protocolVersion: 5, clientId: 'v5-cleanstart', clean: true, properties: props })
     expect(fresh.connack.sessionPresent).toBe(false)
     await onlyMarkerArrives(fresh, pub, 'v5/cleanstart/marker', async () => {
       await pub.publishAsync('v5/cleanstart/t', 'after', { qos: 1 })
@@ -208,14 +139,14 @@ describe('MQTT 5 Session Expiry Interval', () => {
   })
 
   it('caps a longer requested interval to mqtt.session_expiry_interval and says so in CONNACK', async () => {
-    const capped = await open({ protocolVersion: 5, clientId: 'v5-capped', clean: true, properties: { sessionExpiryInterval: 7 * 24 * 3600 } })
+    const capped = await open(node, { protocolVersion: 5, clientId: 'v5-capped', clean: true, properties: { sessionExpiryInterval: 7 * 24 * 3600 } })
     expect(capped.connack.properties?.sessionExpiryInterval).toBe(SESSION_EXPIRY_CAP_S)
   })
 })
 
 describe('zero-length client identifiers', () => {
   it('accepts an MQTT 3.1.1 clean session with an empty client id', async () => {
-    const anon = await open({ protocolVersion: 4, clientId: '', clean: true })
+    const anon = await open(node, { protocolVersion: 4, clientId: '', clean: true })
     expect(anon.connack.returnCode).toBe(0)
     const arrived = nextMessage(anon.client)
     await anon.client.subscribeAsync('zero/v4', { qos: 1 })
@@ -224,23 +155,22 @@ describe('zero-length client identifiers', () => {
   })
 
   it('refuses an MQTT 3.1.1 clean=false session with an empty client id with return code 2 and closes it', async () => {
-    const raw = await openRaw(4)
+    const raw = await openRaw(node, 4)
     // mqtt-packet refuses to encode this CONNECT, so it is written by hand [MQTT-3.1.3-8]
-    raw.socket.write(Buffer.from([
+    raw.write(Buffer.from([
       0x10, 12, // CONNECT, remaining length
       0, 4, 0x4d, 0x51, 0x54, 0x54, 4, // "MQTT", protocol level 4
       0x00, // connect flags: CleanSession = 0
       0, 0, // keep alive
       0, 0 // client id: zero bytes
     ]))
-    await waitFor(() => raw.packets.some(p => p.cmd === 'connack'), 'CONNACK')
-    expect(raw.packets.find(p => p.cmd === 'connack').returnCode).toBe(2)
+    expect((await raw.next('connack'))?.returnCode).toBe(2)
     await waitFor(raw.closed, 'the connection to close')
   })
 
   it('assigns an MQTT 5 client with an empty client id its own Assigned Client Identifier', async () => {
-    const a = await open({ protocolVersion: 5, clientId: '' })
-    const b = await open({ protocolVersion: 5, clientId: '' })
+    const a = await open(node, { protocolVersion: 5, clientId: '' })
+    const b = await open(node, { protocolVersion: 5, clientId: '' })
     const idA = a.connack.properties?.assignedClientIdentifier
     const idB = b.connack.properties?.assignedClientIdentifier
     expect(typeof idA).toBe('string')
@@ -251,14 +181,10 @@ describe('zero-length client identifiers', () => {
 
 describe('session takeover', () => {
   it('disconnects an MQTT 5 client with 0x8E (Session taken over) when its client id connects again', async () => {
-    const first = await open({ protocolVersion: 5, clientId: 'takeover-v5' })
-    let disconnect: any = null
-    first.client.on('disconnect', (p) => { disconnect = p })
-    let closed = false
-    first.client.on('close', () => { closed = true })
-    const second = await open({ protocolVersion: 5, clientId: 'takeover-v5' })
-    await waitFor(() => closed, 'the first connection to close')
-    expect(disconnect?.reasonCode).toBe(0x8e)
+    const first = await open(node, { protocolVersion: 5, clientId: 'takeover-v5' })
+    const second = await open(node, { protocolVersion: 5, clientId: 'takeover-v5' })
+    await waitFor(first.closed, 'the first connection to close')
+    expect(first.disconnect()?.reasonCode).toBe(0x8e)
     // the new connection is the one that works
     const arrived = nextMessage(second.client)
     await second.client.subscribeAsync('takeover/v5', { qos: 1 })
@@ -267,11 +193,9 @@ describe('session takeover', () => {
   })
 
   it('closes the older MQTT 3.1.1 connection when its client id connects again', async () => {
-    const first = await open({ protocolVersion: 4, clientId: 'takeover-v4' })
-    let closed = false
-    first.client.on('close', () => { closed = true })
-    const second = await open({ protocolVersion: 4, clientId: 'takeover-v4' })
-    await waitFor(() => closed, 'the first connection to close')
+    const first = await open(node, { protocolVersion: 4, clientId: 'takeover-v4' })
+    const second = await open(node, { protocolVersion: 4, clientId: 'takeover-v4' })
+    await waitFor(first.closed, 'the first connection to close')
     expect(second.client.connected).toBe(true)
   })
 })
@@ -281,14 +205,13 @@ describe('keep alive', () => {
     const watcher = await connect(node, { protocolVersion: 4 })
     await watcher.subscribeAsync('keepalive/will', { qos: 1 })
     const will = nextMessage(watcher, 15000)
-    const raw = await openRaw(4)
-    raw.send(rawConnect(4, {
+    const raw = await openRaw(node, 4)
+    raw.send(connectPacket(4, {
       clientId: 'silent-keepalive',
       keepalive: 1,
       will: { topic: 'keepalive/will', payload: Buffer.from('timed out'), qos: 1, retain: false }
     }))
-    await waitFor(() => raw.packets.some(p => p.cmd === 'connack'), 'CONNACK')
-    expect(raw.packets.find(p => p.cmd === 'connack').returnCode).toBe(0)
+    expect((await raw.next('connack'))?.returnCode).toBe(0)
     // from here on the client sends nothing, not even PINGREQ
     await waitFor(raw.closed, 'the broker to close the silent connection')
     expect((await will).payload.toString()).toBe('timed out')
@@ -297,7 +220,7 @@ describe('keep alive', () => {
 
 describe('MQTT 5 Will Delay Interval', () => {
   async function watch (topic: string): Promise<Opened> {
-    const watcher = await open({ protocolVersion: 5 })
+    const watcher = await open(node, { protocolVersion: 5 })
     await watcher.client.subscribeAsync(topic, { qos: 1 })
     return watcher
   }
@@ -314,7 +237,7 @@ describe('MQTT 5 Will Delay Interval', () => {
 
   it('publishes the will after the delay when the client does not come back', async () => {
     const watcher = await watch('willdelay/late')
-    const dying = await open(willOpts('will-late', 'willdelay/late', 1, 10))
+    const dying = await open(node, willOpts('will-late', 'willdelay/late', 1, 10))
     drop(dying.client)
     await waitFor(() => watcher.messages.length > 0, 'the delayed will', 15000)
     expect(watcher.messages.map(m => m.payload.toString())).toEqual(['will of will-late'])
@@ -322,11 +245,11 @@ describe('MQTT 5 Will Delay Interval', () => {
 
   it('does not publish the will when the client reconnects within the delay', async () => {
     const watcher = await watch('willdelay/back')
-    const dying = await open(willOpts('will-back', 'willdelay/back', 1, 10))
+    const dying = await open(node, willOpts('will-back', 'willdelay/back', 1, 10))
     drop(dying.client)
     const droppedAt = Date.now()
     // resume the same session (no will this time) well inside the 1 s delay
-    await open({ protocolVersion: 5, clientId: 'will-back', clean: false, properties: { sessionExpiryInterval: 10 } })
+    await open(node, { protocolVersion: 5, clientId: 'will-back', clean: false, properties: { sessionExpiryInterval: 10 } })
     await until(droppedAt + 2000, 'the will delay to pass')
     const pub = await connect(node, { protocolVersion: 5 })
     await onlyMarkerArrives(watcher, pub, 'willdelay/back/marker')
@@ -334,7 +257,7 @@ describe('MQTT 5 Will Delay Interval', () => {
 
   it('publishes the will when the session ends if the session expiry is shorter than the will delay', async () => {
     const watcher = await watch('willdelay/capped')
-    const dying = await open(willOpts('will-capped', 'willdelay/capped', 30, 1))
+    const dying = await open(node, willOpts('will-capped', 'willdelay/capped', 30, 1))
     drop(dying.client)
     // a 30 s delay would outlast this wait: the will comes with the session's end after 1 s
     await waitFor(() => watcher.messages.length > 0, 'the will at session end', 10000)

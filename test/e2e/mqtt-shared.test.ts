@@ -4,43 +4,14 @@
  * `broker.shared_subscription_strategy`, `mqtt.shared_subscription`, retained messages and
  * persistent sessions (MQTT 5.0 §4.8.2).
  */
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
-import { startTestNode, connect, closeClients, collect, nextMessage, waitFor, type Received, type TestNode } from '../helpers/node.js'
+import type { IClientOptions, MqttClient } from 'mqtt'
+import { connect, closeClients, nextMessage, waitFor, type TestNode } from '../helpers/node.js'
+import { open, leave, suback, nodeWith, closeOpened, type Opened } from '../helpers/mqtt.js'
 
 afterEach(async () => {
   await closeOpened()
   await closeClients()
 })
-
-/** Starts a node with `overrides` for the tests of one describe block. */
-function nodeWith (overrides: Record<string, string>): () => TestNode {
-  let node: TestNode
-  beforeAll(async () => { node = await startTestNode(overrides) })
-  afterAll(async () => { await node.destroy() })
-  return () => node
-}
-
-const opened = new Set<MqttClient>()
-
-async function closeOpened (): Promise<void> {
-  await Promise.all([...opened].map(c => new Promise<void>(resolve => c.end(true, {}, () => resolve()))))
-  opened.clear()
-}
-
-/** A client opened by {@link open}: its CONNACK and every message from the first packet on. */
-interface Opened { client: MqttClient, connack: any, messages: Received[] }
-
-async function open (node: TestNode, opts: IClientOptions): Promise<Opened> {
-  const client = mqtt.connect({ host: '127.0.0.1', port: node.port('mqtt:tcp'), reconnectPeriod: 0, connectTimeout: 5000, ...opts })
-  opened.add(client)
-  const messages = collect(client)
-  const connack = await new Promise<any>((resolve, reject) => {
-    client.once('connect', resolve)
-    client.once('error', reject)
-    client.once('close', () => reject(new Error('connection closed before CONNACK')))
-  })
-  return { client, connack, messages }
-}
 
 /** Connects one member per protocol version in `versions`, each subscribed to `filter`. */
 async function members (node: TestNode, filter: string, versions: Array<4 | 5>): Promise<Opened[]> {
@@ -70,16 +41,6 @@ function received (group: Opened[], prefix = ''): string[] {
 /** Each member's share of the messages whose payload starts with `prefix`. */
 function counts (group: Opened[], prefix: string): number[] {
   return group.map(m => m.messages.filter(x => x.payload.toString().startsWith(prefix)).length)
-}
-
-/** SUBSCRIBEs and resolves with the SUBACK's reason codes, failures included (mqtt.js rejects on those). */
-async function suback (client: MqttClient, filter: string): Promise<number[]> {
-  return await new Promise((resolve, reject) => {
-    client.subscribe(filter, { qos: 1 }, (err: any, _granted: any, packet: any) => {
-      if (packet?.granted) resolve(packet.granted)
-      else reject(err ?? new Error('no SUBACK'))
-    })
-  })
 }
 
 describe('random strategy (the default)', () => {
@@ -149,12 +110,10 @@ describe('random strategy (the default)', () => {
   it.each([5, 4] as const)('delivers QoS 1 messages to an MQTT v%i member with a persistent session', async (protocolVersion) => {
     const member = await open(node(), persistentSession(protocolVersion, `shared-qos1-${protocolVersion}`))
     await member.client.subscribeAsync(`$share/g/persistent/qos1/${protocolVersion}`, { qos: 1 })
-    let closed = false
-    member.client.on('close', () => { closed = true })
     const pub = await connect(node(), { protocolVersion: 5 })
     await pub.publishAsync(`persistent/qos1/${protocolVersion}`, 'qos 1', { qos: 1 })
-    await waitFor(() => member.messages.length > 0 || closed, 'the message (or the member\'s connection closing)')
-    expect(closed).toBe(false)
+    await waitFor(() => member.messages.length > 0 || member.closed(), 'the message (or the member\'s connection closing)')
+    expect(member.closed()).toBe(false)
     expect(member.messages.map(m => [m.payload.toString(), m.packet.qos])).toEqual([['qos 1', 1]])
   })
 
@@ -163,8 +122,7 @@ describe('random strategy (the default)', () => {
     const filter = `$share/g/persist/${protocolVersion}`
     const first = await open(node(), session)
     await first.client.subscribeAsync(filter, { qos: 1 })
-    await first.client.endAsync()
-    opened.delete(first.client)
+    await leave(first.client)
 
     const again = await open(node(), session)
     expect(again.connack.sessionPresent).toBe(true)

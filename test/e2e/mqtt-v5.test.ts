@@ -3,10 +3,9 @@
  * §3.3.2.3, §3.8.3.1): message expiry, subscription options and identifiers, properties,
  * topic aliases both ways and the capabilities advertised in CONNACK.
  */
-import net from 'node:net'
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
-import mqttPacket from 'mqtt-packet'
-import { startTestNode, connect, closeClients, collect, nextMessage, waitFor, type Received, type TestNode } from '../helpers/node.js'
+import type { MqttClient } from 'mqtt'
+import { startTestNode, connect, closeClients, nextMessage, waitFor, type Received, type TestNode } from '../helpers/node.js'
+import { open, leave, until, marker, closeOpened, openRaw, connectPacket } from '../helpers/mqtt.js'
 
 let node: TestNode
 beforeAll(async () => { node = await startTestNode() })
@@ -16,67 +15,8 @@ afterEach(async () => {
   await closeClients()
 })
 
-/** A client opened by {@link open}: its CONNACK and every message from the first packet on. */
-interface Opened { client: MqttClient, connack: any, messages: Received[] }
-
-const opened = new Set<MqttClient>()
-const raws = new Set<net.Socket>()
-
-/** Connects an mqtt.js client to `target` with its collector attached before CONNACK. */
-async function open (target: TestNode, opts: IClientOptions): Promise<Opened> {
-  const client = mqtt.connect({ host: '127.0.0.1', port: target.port('mqtt:tcp'), reconnectPeriod: 0, connectTimeout: 5000, ...opts })
-  opened.add(client)
-  const messages = collect(client)
-  const connack = await new Promise<any>((resolve, reject) => {
-    client.once('connect', resolve)
-    client.once('error', reject)
-    client.once('close', () => reject(new Error('connection closed before CONNACK')))
-  })
-  return { client, connack, messages }
-}
-
-async function closeOpened (): Promise<void> {
-  await Promise.all([...opened].map(c => new Promise<void>(resolve => c.end(true, {}, () => resolve()))))
-  opened.clear()
-  for (const s of raws) s.destroy()
-  raws.clear()
-}
-
-/** Ends a client cleanly (DISCONNECT) and resolves once its socket is closed. */
-async function leave (client: MqttClient): Promise<void> {
-  await client.endAsync()
-  opened.delete(client)
-}
-
-/** Resolves once wall time has passed `deadline` (for intervals the broker times itself). */
-async function until (deadline: number, what: string): Promise<void> {
-  await waitFor(() => Date.now() >= deadline, what, deadline - Date.now() + 5000)
-}
-
-/** Publishes a marker on `topic` and waits for it: everything `via` published before it has been delivered. */
-async function marker (sub: Opened, via: MqttClient, topic: string): Promise<void> {
-  await via.publishAsync(topic, 'marker', { qos: 1 })
-  await waitFor(() => sub.messages.some(m => m.topic === topic && m.payload.toString() === 'marker'), `marker on ${topic}`)
-}
-
 function payloads (messages: Received[], topic: string): string[] {
   return messages.filter(m => m.topic === topic).map(m => m.payload.toString())
-}
-
-/** A bare MQTT 5 socket, for packets mqtt.js refuses to send. */
-async function openRaw (target: TestNode): Promise<{ packets: any[], closed: () => boolean, send: (p: any) => void }> {
-  const socket = net.connect(target.port('mqtt:tcp'), '127.0.0.1')
-  raws.add(socket)
-  const packets: any[] = []
-  let closed = false
-  const parser = mqttPacket.parser({ protocolVersion: 5 })
-  parser.on('packet', (p: any) => packets.push(p))
-  parser.on('error', () => socket.destroy())
-  socket.on('data', (d) => parser.parse(d))
-  socket.on('close', () => { closed = true })
-  socket.on('error', () => {})
-  await new Promise<void>((resolve, reject) => { socket.once('connect', () => resolve()); socket.once('error', reject) })
-  return { packets, closed: () => closed, send: (p) => socket.write(mqttPacket.generate(p, { protocolVersion: 5 })) }
 }
 
 describe('Message Expiry Interval', () => {
@@ -288,9 +228,9 @@ describe('topic aliases', () => {
   it('disconnects a client using a topic alias above mqtt.max_topic_alias with 0x94', async () => {
     const small = await startTestNode({ 'mqtt.max_topic_alias': '5' })
     try {
-      const raw = await openRaw(small)
-      raw.send({ cmd: 'connect', protocolId: 'MQTT', protocolVersion: 5, clean: true, keepalive: 0, clientId: 'alias-over' })
-      await waitFor(() => raw.packets.some(p => p.cmd === 'connack'), 'CONNACK')
+      const raw = await openRaw(small, 5)
+      raw.send(connectPacket(5, { clientId: 'alias-over' }))
+      await raw.next('connack')
       expect(raw.packets[0].properties?.topicAliasMaximum).toBe(5)
       raw.send({ cmd: 'publish', topic: 'alias/over', payload: Buffer.from('x'), qos: 0, retain: false, dup: false, properties: { topicAlias: 6 } })
       await waitFor(raw.closed, 'the connection to close')
