@@ -6,6 +6,7 @@ import { BANNED_CTL_COMMANDS } from './banned/index.js'
 import { PLUGIN_CTL_COMMANDS } from './plugins/index.js'
 import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/index.js'
 import { MGMT_CTL_COMMANDS } from './apps/ctl.js'
+import { MONITORING_CTL_COMMANDS } from './ops/monitoring-ctl.js'
 
 /**
  * Every `starling-ctl` command, from every subsystem. Each subsystem defines its commands
@@ -19,5 +20,6 @@ export const ALL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...BANNED_CTL_COMMANDS,
   ...TRACE_CTL_COMMANDS,
   ...LOG_CTL_COMMANDS,
-  ...MGMT_CTL_COMMANDS
+  ...MGMT_CTL_COMMANDS,
+  ...MONITORING_CTL_COMMANDS
 ]

@@ -1,4 +1,5 @@
 import type { StarlingNode } from '../node.js'
+import { registerMonitoringOperations } from './monitoring.js'
 
 /**
  * Registers every per-node operation (`connections.list`, `plugins.load` ...) on the node's
@@ -7,4 +8,5 @@ import type { StarlingNode } from '../node.js'
  */
 export function registerOperations (node: StarlingNode): void {
   void node
+  registerMonitoringOperations(node)
 }

@@ -1,0 +1,186 @@
+/**
+ * The connections of one node (the spec's Connection resource) and kicking one out. Node
+ * operations: `connections.list` (`{clientid?, username?}`) and `connections.kick`
+ * (`{clientid}`, answers whether the client was here). Field choices where EMQ X's Erlang
+ * terms have no Node.js counterpart (conn_mod, heap_size, reductions, mailbox_len) are in
+ * docs/api.md (Connections).
+ */
+import { TLSSocket } from 'node:tls'
+import type { StarlingNode } from '../node.js'
+import { wireOf } from '../mqtt/broker.js'
+import { stateOf } from '../mqtt/client-state.js'
+import type { Wire } from '../mqtt/wire.js'
+import { formatDatetime } from '../sys/sys-info.js'
+
+/** The spec's Connection. */
+export interface Connection {
+  clean_start: boolean
+  client_id: string
+  /** `starling_connection` (TCP, TLS) or `starling_ws_connection` (WebSocket), after EMQ X's module names. */
+  conn_mod: string
+  /** `YYYY-MM-DD HH:MM:SS`, local time. */
+  connected_at: string
+  /** Bytes held in this connection's buffers (unsent output, unread input). */
+  heap_size: number
+  ipaddress: string
+  is_bridge: boolean
+  keepalive: number
+  /** Always 0: a connection has no mailbox in Node.js (unsent output is `send_pend`). */
+  mailbox_len: number
+  node: string
+  /** `nossl` without TLS; with TLS the client certificate's subject, or `undefined` without one. */
+  peercert: string
+  port: number
+  proto_name: string
+  proto_ver: number
+  recv_cnt: number
+  recv_msg: number
+  recv_oct: number
+  recv_pkt: number
+  /** Work done for the connection: MQTT packets received plus sent. */
+  reductions: number
+  send_cnt: number
+  send_msg: number
+  send_oct: number
+  /** Bytes written and not yet handed to the network. */
+  send_pend: number
+  send_pkt: number
+  /** The user name, or the text `undefined` when the client gave none. */
+  username: string
+  /** Always `external`, EMQ X's zone of its external listeners. */
+  zone: string
+}
+
+/** Which connections `connections.list` returns. */
+export interface ConnectionFilter {
+  clientid?: string
+  username?: string
+}
+
+/** Reason code of the DISCONNECT a kicked MQTT 5 client gets: Administrative action. */
+export const KICK_REASON_CODE = 0x98
+
+/** Text of Connection.peercert for a connection without TLS (EMQ X's marker). */
+export const NO_SSL = 'nossl'
+
+const NO_COUNTERS = { recvCnt: 0, recvOct: 0, recvPkt: 0, recvMsg: 0, sendCnt: 0, sendOct: 0, sendPkt: 0, sendMsg: 0 }
+
+/** Unsent output of a connection, bytes: ours (wire) and the socket's. */
+export function pendingBytes (wire: Wire | undefined): number {
+  if (wire === undefined) return 0
+  return wire.pending + (wire.socket.writableLength ?? 0)
+}
+
+/** Bytes a connection holds in buffers (unsent output and unread input): Connection.heap_size. */
+export function bufferedBytes (wire: Wire | undefined): number {
+  if (wire === undefined) return 0
+  return pendingBytes(wire) + (wire.socket.readableLength ?? 0)
+}
+
+/** `C=.., O=.., CN=..` from a certificate subject as Node parses it. */
+function subjectText (subject: Record<string, string | string[]>): string {
+  return Object.entries(subject)
+    .flatMap(([key, value]) => (Array.isArray(value) ? value : [value]).map(v => `${key}=${v}`))
+    .join(', ')
+}
+
+/** Connection.peercert: see {@link Connection.peercert}. */
+function peercertOf (wire: Wire | undefined, listener: string): string {
+  if (wire !== undefined && wire.socket instanceof TLSSocket) {
+    const cert = wire.socket.getPeerCertificate()
+    if (cert === null || cert.subject === undefined) return 'undefined'
+    return subjectText(cert.subject as unknown as Record<string, string | string[]>)
+  }
+  // a WebSocket stream does not reach its TLS socket: TLS, certificate unknown
+  return listener === 'mqtt:wss' ? 'undefined' : NO_SSL
+}
+
+/** The Connection of one aedes client of `node`. */
+export function connectionOf (node: StarlingNode, client: any): Connection {
+  const state = stateOf(client)
+  const wire = wireOf(client)
+  const c = wire?.counters ?? NO_COUNTERS
+  const listener = state?.listener ?? ''
+  return {
+    clean_start: state?.cleanStart ?? client.clean !== false,
+    client_id: client.id,
+    conn_mod: listener === 'mqtt:ws' || listener === 'mqtt:wss' ? 'starling_ws_connection' : 'starling_connection',
+    connected_at: formatDatetime(new Date(state !== undefined && state.connectedAt > 0 ? state.connectedAt : Date.now())),
+    heap_size: bufferedBytes(wire),
+    ipaddress: state?.peerhost ?? wire?.peer.address ?? '',
+    is_bridge: state?.isBridge ?? false,
+    keepalive: state?.keepalive ?? 0,
+    mailbox_len: 0,
+    node: node.name,
+    peercert: peercertOf(wire, listener),
+    port: wire?.peer.port ?? 0,
+    proto_name: state?.protoName ?? 'MQTT',
+    proto_ver: state?.protoVer ?? client.version ?? 4,
+    recv_cnt: c.recvCnt,
+    recv_msg: c.recvMsg,
+    recv_oct: c.recvOct,
+    recv_pkt: c.recvPkt,
+    reductions: c.recvPkt + c.sendPkt,
+    send_cnt: c.sendCnt,
+    send_msg: c.sendMsg,
+    send_oct: c.sendOct,
+    send_pend: pendingBytes(wire),
+    send_pkt: c.sendPkt,
+    username: state?.username ?? 'undefined',
+    zone: 'external'
+  }
+}
+
+/**
+ * The connected aedes client with id `clientid` on `node`, or undefined. Own properties only:
+ * a client id such as `__proto__` or `constructor` must not find the object's prototype.
+ */
+export function clientById (node: StarlingNode, clientid: string): any {
+  const clients: Record<string, any> = node.broker.aedes.clients
+  if (!Object.hasOwn(clients, clientid)) return undefined
+  const client = clients[clientid]
+  return stateOf(client) === undefined || client.closed === true ? undefined : client
+}
+
+/** The MQTT clients connected to `node` (CONNECT accepted), in connection order. */
+export function connectedClients (node: StarlingNode): any[] {
+  const clients: Record<string, any> = node.broker.aedes.clients
+  const out: any[] = []
+  for (const id in clients) {
+    const client = clients[id]
+    if (stateOf(client) !== undefined && client.closed !== true) out.push(client)
+  }
+  return out
+}
+
+/** The connections of `node` that match `filter`. */
+export function connectionsOf (node: StarlingNode, filter: ConnectionFilter = {}): Connection[] {
+  if (filter.clientid !== undefined) {
+    const client = clientById(node, filter.clientid)
+    return client === undefined ? [] : [connectionOf(node, client)]
+  }
+  let clients = connectedClients(node)
+  if (filter.username !== undefined) clients = clients.filter(c => stateOf(c)?.username === filter.username)
+  return clients.map(c => connectionOf(node, c))
+}
+
+/**
+ * Kicks `clientid` out of `node` if it is connected here; resolves whether it was. The
+ * connection's close reason is `kicked` (listener `shutdown_count.kicked`, the
+ * `client.disconnected` reason); an MQTT 5 client first gets DISCONNECT 0x98
+ * (Administrative action), an MQTT 3.1.1 client is closed.
+ */
+export async function kickClient (node: StarlingNode, clientid: string): Promise<boolean> {
+  const client = clientById(node, clientid)
+  if (client === undefined) return false
+  const wire = wireOf(client)
+  if (wire !== undefined) wire.closeReason = 'kicked'
+  await new Promise<void>(resolve => client.disconnect({ reasonCode: KICK_REASON_CODE }, () => resolve()))
+  return true
+}
+
+/** Registers `connections.list` and `connections.kick` on `node.rpc`. */
+export function registerConnectionOperations (node: StarlingNode): void {
+  node.rpc.register('connections.list', (n, args: ConnectionFilter | undefined): Connection[] => connectionsOf(n, args ?? {}))
+  node.rpc.register('connections.kick', async (n, args: { clientid: string }): Promise<boolean> => await kickClient(n, args.clientid))
+}

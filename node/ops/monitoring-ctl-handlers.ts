@@ -1,0 +1,41 @@
+/**
+ * The node side of the monitoring commands (monitoring-ctl.ts). Every handler goes through
+ * `node.rpc`, so the lists cover the whole cluster and `clients kick` finds the client on
+ * whatever node it is connected to. `broker`, `broker stats` and `broker metrics` are about
+ * the node the tool talks to, as in EMQ X.
+ */
+import type { ControlHandlers } from '../control/index.js'
+import type { StarlingNode } from '../node.js'
+import { ApiError, CODES, notFound } from '../errors.js'
+import { clusterItems, kickClient } from './monitoring-service.js'
+
+/** Fails with `error` when `items` is empty, so `show` of an unknown id exits 1. */
+function found<T> (items: T[], error: () => Error): T[] {
+  if (items.length === 0) throw error()
+  return items
+}
+
+/** The monitoring command handlers of `node`, by command name. */
+export function monitoringHandlers (node: StarlingNode): ControlHandlers {
+  const rpc = node.rpc
+  return {
+    broker: async () => await rpc.call(node.name, 'brokers.info'),
+    'broker stats': async () => await rpc.call(node.name, 'stats.get'),
+    'broker metrics': async () => await rpc.call(node.name, 'metrics.get'),
+    'clients list': async () => await clusterItems(rpc, 'connections.list'),
+    'clients show': async ({ args }) => found(await clusterItems(rpc, 'connections.list', { clientid: args[0] }),
+      () => new ApiError(CODES.CLIENT_OFFLINE, `client ${args[0]} is not online`)),
+    'clients kick': async ({ args }) => { await kickClient(rpc, args[0]); return 'ok' },
+    'sessions list': async () => await clusterItems(rpc, 'sessions.list'),
+    'sessions show': async ({ args }) => found(await clusterItems(rpc, 'sessions.list', { clientid: args[0] }), () => notFound(`session of client ${args[0]}`)),
+    'subscriptions list': async () => await clusterItems(rpc, 'subscriptions.list'),
+    'subscriptions show': async ({ args }) => await clusterItems(rpc, 'subscriptions.list', { clientid: args[0] }),
+    'routes list': async () => await clusterItems(rpc, 'routes.list'),
+    'routes show': async ({ args }) => await clusterItems(rpc, 'routes.list', { topic: args[0] })
+  }
+}
+
+/** Registers the monitoring command handlers on the node's control server. */
+export function registerMonitoringControl (node: StarlingNode): void {
+  for (const [name, handler] of Object.entries(monitoringHandlers(node))) node.control.register(name, handler)
+}

@@ -1,0 +1,189 @@
+/**
+ * The sessions of one node (the spec's Session resource): the sessions of connected
+ * clients and the persistent sessions whose client is away. Node operation
+ * `sessions.list` (`{clientid?}`). Field choices are in docs/api.md (Sessions).
+ */
+import type { StarlingNode } from '../node.js'
+import { wireOf } from '../mqtt/broker.js'
+import { stateOf } from '../mqtt/client-state.js'
+import type { PersistentSessionInfo } from '../mqtt/persistence.js'
+import { formatDatetime } from '../sys/sys-info.js'
+import { bufferedBytes, connectedClients } from './connections.js'
+
+/** The spec's Session. */
+export interface Session {
+  /** Incoming QoS 2 messages waiting for their PUBREL (0 for an away session). */
+  awaiting_rel_len: number
+  /** Always `local`: the session lives on this node. */
+  binding: string
+  clean_start: boolean
+  client_id: string
+  /** When the session began, `YYYY-MM-DD HH:MM:SS` (local time). */
+  created_at: string
+  /** Messages sent to the client over its current connection (0 for an away session). */
+  deliver_msg: number
+  /** Messages that entered the session: delivered over the current connection plus still queued. */
+  enqueue_msg: number
+  /** Seconds the session outlives its connection. */
+  expiry_interval: number
+  heap_size: number
+  /** QoS 1/2 messages sent and not yet acknowledged. */
+  inflight_len: number
+  mailbox_len: number
+  /** `mqtt.max_awaiting_rel`. */
+  max_awaiting_rel: number
+  /** `mqtt.max_inflight`. */
+  max_inflight: number
+  /** `mqtt.max_mqueue_len`. */
+  max_mqueue: number
+  /** `mqtt.max_subscriptions`. */
+  max_subscriptions: number
+  /** Always 0: a queue that is full is not dropped from (see docs/api.md). */
+  mqueue_dropped: number
+  /** Messages queued for the client and not yet sent. */
+  mqueue_len: number
+  node: string
+  reductions: number
+  subscriptions_count: number
+  /** The user name of the session's last connection, or the text `undefined`. */
+  username: string
+}
+
+/** What is remembered of a session that may outlive its connection. */
+interface SessionRecord {
+  createdAt: number
+  username: string | undefined
+  expiryInterval: number
+}
+
+/**
+ * Facts about sessions that the MQTT core does not keep: when a session began and who
+ * owned it, for sessions that can outlive their connection (clean start off, or an
+ * MQTT 5 Session Expiry Interval). Clean sessions are not recorded: they begin at connect.
+ * Invariant: entries are dropped when the client leaves with a clean session, and when a
+ * listing finds neither a connection nor a stored session for them.
+ */
+class SessionRecords {
+  readonly records = new Map<string, SessionRecord>()
+
+  constructor (node: StarlingNode) {
+    node.hooks.on('client.connected', (e) => {
+      if (e.clean_start && e.expiry_interval === 0) { this.records.delete(e.client_id); return }
+      const previous = this.records.get(e.client_id)
+      const createdAt = !e.clean_start && previous !== undefined ? previous.createdAt : e.connected_at
+      this.records.set(e.client_id, { createdAt, username: e.username, expiryInterval: e.expiry_interval })
+    })
+  }
+
+  /** Forgets every record that is neither connected nor in `stored`. */
+  prune (connected: Record<string, unknown>, stored: Map<string, unknown>): void {
+    for (const id of this.records.keys()) {
+      if (!Object.hasOwn(connected, id) && !stored.has(id)) this.records.delete(id)
+    }
+  }
+}
+
+const recordsByNode = new WeakMap<StarlingNode, SessionRecords>()
+
+function intConfig (node: StarlingNode, key: string): number {
+  return Number((node.config as Record<string, any>)[key] ?? 0)
+}
+
+/** The session fields every session of `node` shares: the limits from the configuration. */
+function limits (node: StarlingNode): Pick<Session, 'binding' | 'max_awaiting_rel' | 'max_inflight' | 'max_mqueue' | 'max_subscriptions' | 'mqueue_dropped' | 'node'> {
+  return {
+    binding: 'local',
+    max_awaiting_rel: intConfig(node, 'mqtt.max_awaiting_rel'),
+    max_inflight: intConfig(node, 'mqtt.max_inflight'),
+    max_mqueue: intConfig(node, 'mqtt.max_mqueue_len'),
+    max_subscriptions: intConfig(node, 'mqtt.max_subscriptions'),
+    mqueue_dropped: 0,
+    node: node.name
+  }
+}
+
+/** The stored queues and subscriptions by client id. */
+function storedSessions (node: StarlingNode): Map<string, PersistentSessionInfo> {
+  const out = new Map<string, PersistentSessionInfo>()
+  const sessions: Iterable<PersistentSessionInfo> = node.broker.aedes.persistence?.persistentSessions?.() ?? []
+  for (const s of sessions) out.set(s.clientId, s)
+  return out
+}
+
+function connectedSession (node: StarlingNode, client: any, stored: PersistentSessionInfo | undefined, record: SessionRecord | undefined): Session {
+  const state = stateOf(client)
+  const wire = wireOf(client)
+  const inflight = stored?.inflight ?? 0
+  const mqueue = (stored?.queued ?? 0) - inflight
+  const deliver = wire?.counters.sendMsg ?? 0
+  const connectedAt = state !== undefined && state.connectedAt > 0 ? state.connectedAt : Date.now()
+  return {
+    ...limits(node),
+    awaiting_rel_len: wire?.inflightIn ?? 0,
+    clean_start: state?.cleanStart ?? client.clean !== false,
+    client_id: client.id,
+    created_at: formatDatetime(new Date(record?.createdAt ?? connectedAt)),
+    deliver_msg: deliver,
+    enqueue_msg: deliver + mqueue,
+    expiry_interval: state?.expiryInterval ?? 0,
+    heap_size: bufferedBytes(wire),
+    inflight_len: inflight,
+    mailbox_len: 0,
+    mqueue_len: mqueue,
+    reductions: wire !== undefined ? wire.counters.recvPkt + wire.counters.sendPkt : 0,
+    subscriptions_count: Object.keys(client.subscriptions ?? {}).length,
+    username: state?.username ?? 'undefined'
+  } as Session
+}
+
+function awaySession (node: StarlingNode, stored: PersistentSessionInfo, record: SessionRecord | undefined): Session {
+  const mqueue = stored.queued - stored.inflight
+  return {
+    ...limits(node),
+    awaiting_rel_len: 0,
+    clean_start: false,
+    client_id: stored.clientId,
+    // restored from the store after a restart: began (for this node) when the node started
+    created_at: formatDatetime(new Date(record?.createdAt ?? node.startedAt)),
+    deliver_msg: 0,
+    enqueue_msg: stored.queued,
+    expiry_interval: record?.expiryInterval ?? Math.floor(intConfig(node, 'mqtt.session_expiry_interval') / 1000),
+    heap_size: 0,
+    inflight_len: stored.inflight,
+    mailbox_len: 0,
+    mqueue_len: mqueue,
+    reductions: 0,
+    subscriptions_count: stored.subscriptions,
+    username: record?.username ?? 'undefined'
+  } as Session
+}
+
+/** Sorts the keys of a session as the spec lists them (alphabetical). */
+function ordered (session: Session): Session {
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(session).sort()) out[key] = (session as unknown as Record<string, unknown>)[key]
+  return out as unknown as Session
+}
+
+/** The sessions of `node`: connected clients first (connection order), then away sessions. */
+export function sessionsOf (node: StarlingNode, filter: { clientid?: string } = {}): Session[] {
+  const records = recordsByNode.get(node)
+  const stored = storedSessions(node)
+  const clients: Record<string, any> = node.broker.aedes.clients
+  records?.prune(clients, stored)
+  const out: Session[] = []
+  const wanted = (id: string): boolean => filter.clientid === undefined || filter.clientid === id
+  for (const client of connectedClients(node)) {
+    if (wanted(client.id)) out.push(connectedSession(node, client, stored.get(client.id), records?.records.get(client.id)))
+  }
+  for (const session of stored.values()) {
+    if (!Object.hasOwn(clients, session.clientId) && wanted(session.clientId)) out.push(awaySession(node, session, records?.records.get(session.clientId)))
+  }
+  return out.map(ordered)
+}
+
+/** Starts recording session facts and registers `sessions.list` on `node.rpc`. */
+export function registerSessionOperations (node: StarlingNode): void {
+  recordsByNode.set(node, new SessionRecords(node))
+  node.rpc.register('sessions.list', (n, args: { clientid?: string } | undefined): Session[] => sessionsOf(n, args ?? {}))
+}

@@ -1,0 +1,64 @@
+/**
+ * Subscriptions and routes of one node (the spec's Subscription and Route). Node operations
+ * `subscriptions.list` (`{clientid?}`: connected clients' subscriptions, then the stored
+ * ones of away persistent sessions) and `routes.list` (`{topic?}`: the filters this node
+ * has local subscribers for; the cluster's route table is every node's list merged).
+ */
+import type { StarlingNode } from '../node.js'
+import { displayFilter } from '../mqtt/topic.js'
+import type { PersistentSessionInfo } from '../mqtt/persistence.js'
+import { clientById, connectedClients } from './connections.js'
+
+/** The spec's Subscription. Shared subscriptions show as `$share/<group>/<filter>`. */
+export interface Subscription {
+  client_id: string
+  node: string
+  qos: number
+  topic: string
+}
+
+/** The spec's Route: a topic filter and a node with subscribers to it. */
+export interface Route {
+  node: string
+  topic: string
+}
+
+/** The subscriptions on `node`, optionally of one client. */
+export async function subscriptionsOf (node: StarlingNode, filter: { clientid?: string } = {}): Promise<Subscription[]> {
+  const out: Subscription[] = []
+  const add = (clientId: string, filterText: string, qos: number): void => {
+    out.push({ client_id: clientId, node: node.name, qos, topic: displayFilter(filterText) })
+  }
+  const aedes = node.broker.aedes
+  const clients = filter.clientid === undefined
+    ? connectedClients(node)
+    : [clientById(node, filter.clientid)].filter(c => c !== undefined)
+  for (const client of clients) {
+    const subs: Record<string, { qos: number }> = client.subscriptions ?? {}
+    for (const topic in subs) add(client.id, topic, subs[topic].qos)
+  }
+  const stored: Iterable<PersistentSessionInfo> = aedes.persistence?.persistentSessions?.() ?? []
+  for (const session of stored) {
+    const id = session.clientId
+    if (session.subscriptions === 0 || Object.hasOwn(aedes.clients, id)) continue
+    if (filter.clientid !== undefined && filter.clientid !== id) continue
+    const subs: Array<{ topic: string, qos: number }> = await aedes.persistence.subscriptionsByClient({ id })
+    for (const sub of subs) add(id, sub.topic, sub.qos)
+  }
+  return out
+}
+
+/** The routes of `node`, optionally only the one for the filter `topic` (exact). */
+export function routesOf (node: StarlingNode, filter: { topic?: string } = {}): Route[] {
+  const out: Route[] = []
+  for (const topic of node.broker.router.routes()) {
+    if (filter.topic === undefined || filter.topic === topic) out.push({ node: node.name, topic })
+  }
+  return out
+}
+
+/** Registers `subscriptions.list` and `routes.list` on `node.rpc`. */
+export function registerSubscriptionOperations (node: StarlingNode): void {
+  node.rpc.register('subscriptions.list', async (n, args: { clientid?: string } | undefined) => await subscriptionsOf(n, args ?? {}))
+  node.rpc.register('routes.list', (n, args: { topic?: string } | undefined) => routesOf(n, args ?? {}))
+}
