@@ -1,7 +1,17 @@
 import type { RouteDef } from '../route-table.js'
 import { MONITORING_ROUTES } from './monitoring.js'
+import { MQTT_ROUTES } from './mqtt.js'
+import { PLUGIN_ROUTES } from './plugins.js'
+import { BANNED_ROUTES } from './banned.js'
+import { AUTH_ROUTES } from './auth.js'
+import { CONFIG_ROUTES } from './configs.js'
 
 /** Every endpoint of `/api/v3/`, in the order the index lists them. */
 export const API_ROUTES: RouteDef[] = [
   ...MONITORING_ROUTES,
+  ...MQTT_ROUTES,
+  ...PLUGIN_ROUTES,
+  ...BANNED_ROUTES,
+  ...AUTH_ROUTES,
+  ...CONFIG_ROUTES,
 ]

@@ -121,6 +121,31 @@ export class Broker {
     return () => { const i = this.taps.indexOf(tap); if (i !== -1) this.taps.splice(i, 1) }
   }
 
+  /**
+   * Applies changed settings at run time (the configs API): open connections follow, since
+   * the wires share one limits object and aedes reads its options per connection or packet.
+   * The session expiry keeps its start value (its timers are armed with it).
+   */
+  applySettings (next: BrokerSettings): void {
+    const { sessionExpiryMs: _kept, ...live } = next
+    Object.assign(this.settings, live)
+    const limits = this.limits
+    limits.maxPacketSize = next.maxPacketSize
+    limits.maxQos = next.maxQos
+    limits.retainAvailable = next.retainAvailable
+    limits.receiveMaximum = next.maxInflight
+    limits.sharedSubscription = next.sharedSubscription
+    limits.wildcardSubscription = next.wildcardSubscription
+    limits.maxTopicLevels = next.maxTopicLevels
+    const aedes = this.aedes
+    aedes.maximumPacketSize = next.maxPacketSize
+    aedes.maxClientsIdLength = next.maxClientIdLen
+    aedes.topicAliasMaximum = next.maxTopicAlias
+    aedes.receiveMaximum = next.maxInflight
+    aedes.connectTimeout = next.idleTimeoutMs
+    this.router.setStrategy(next.sharedStrategy)
+  }
+
   /** Adds a provider to the auth chain, keeping it sorted by priority (stable). */
   addAuthenticator (provider: Authenticator): void {
     this.removeAuthenticator(provider.name)

@@ -1,5 +1,6 @@
 import type { StarlingNode } from '../node.js'
 import { registerMonitoringOperations } from './monitoring.js'
+import { registerActionOperations } from './actions.js'
 
 /**
  * Registers every per-node operation (`connections.list`, `plugins.load` ...) on the node's
@@ -9,4 +10,5 @@ import { registerMonitoringOperations } from './monitoring.js'
 export function registerOperations (node: StarlingNode): void {
   void node
   registerMonitoringOperations(node)
+  registerActionOperations(node)
 }

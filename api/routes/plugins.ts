@@ -1,0 +1,40 @@
+/**
+ * `/api/v3/plugins/` and `/api/v3/nodes/:node/plugins/...` (spec: Plugins, States and
+ * transitions): list the plugins of every node or one node, load and unload one. Thin:
+ * the work is in node/ops/plugin-ops.ts. Codes: 110 `already_started`, 111 `not_started`,
+ * HTTP 404 with code 102 for an unknown plugin or node (docs/api.md).
+ */
+import { defineRoutes, type RouteDef } from '../route-table.js'
+import { listPlugins, loadPlugin, nodePlugins, unloadPlugin } from '../../node/ops/plugin-ops.js'
+
+/** The plugin endpoints. */
+export const PLUGIN_ROUTES: RouteDef[] = defineRoutes([
+  {
+    name: 'list_all_plugins',
+    method: 'GET',
+    path: '/plugins/',
+    descr: 'List all plugins in the cluster',
+    handler: async (req) => ({ data: await listPlugins(req.node.rpc) })
+  },
+  {
+    name: 'list_node_plugins',
+    method: 'GET',
+    path: '/nodes/:node/plugins/',
+    descr: 'List all plugins on a node',
+    handler: async (req) => ({ data: await nodePlugins(req.node.rpc, req.params.node) })
+  },
+  {
+    name: 'load_plugin',
+    method: 'PUT',
+    path: '/nodes/:node/plugins/:plugin/load',
+    descr: 'Load a plugin',
+    handler: async (req) => { await loadPlugin(req.node.rpc, req.params.node, req.params.plugin); return undefined }
+  },
+  {
+    name: 'unload_plugin',
+    method: 'PUT',
+    path: '/nodes/:node/plugins/:plugin/unload',
+    descr: 'Unload a plugin',
+    handler: async (req) => { await unloadPlugin(req.node.rpc, req.params.node, req.params.plugin); return undefined }
+  }
+])

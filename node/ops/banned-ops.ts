@@ -1,0 +1,41 @@
+/**
+ * The banned list for the API (spec: Banned entry, Endpoints/Banned list): node operations
+ * `banned.list`, `banned.add` and `banned.delete` over the node's banned service, and the
+ * service functions the `/api/v3/banned/` handlers call.
+ *
+ * The banned list is cluster-wide data (a replicated store table, docs/banned.md), so the
+ * API reads and changes it through the node that got the request; the cluster replicates
+ * the change. Entries and their rules are the banned service's (node/banned/).
+ */
+import type { StarlingNode } from '../node.js'
+import { ApiError } from '../errors.js'
+import { BannedEntryNotFoundError, type BannedEntry, type BannedInput } from '../banned/index.js'
+
+/** `GET /banned/`: the live entries, ordered by `as`, then `who`. */
+export async function listBanned (node: StarlingNode): Promise<BannedEntry[]> {
+  return await node.rpc.call<BannedEntry[]>(node.name, 'banned.list')
+}
+
+/** `POST /banned/`: adds (or replaces) an entry; 107/108 for bad input, nothing stored. */
+export async function addBanned (node: StarlingNode, input: BannedInput): Promise<BannedEntry> {
+  return await node.rpc.call<BannedEntry>(node.name, 'banned.add', input)
+}
+
+/** `DELETE /banned/:who?as=`: 107 without `as`, HTTP 404 (code 102) when there is no such entry. */
+export async function deleteBanned (node: StarlingNode, who: string, as: string | undefined): Promise<void> {
+  await node.rpc.call(node.name, 'banned.delete', { who, as })
+}
+
+/** Registers the banned-list operations on `node.rpc`. */
+export function registerBannedOperations (node: StarlingNode): void {
+  node.rpc.register('banned.list', () => node.services.banned.list())
+  node.rpc.register('banned.add', async (_n, input: BannedInput) => await node.services.banned.add(input))
+  node.rpc.register('banned.delete', async (_n, args: { who: string, as: string | undefined }) => {
+    try {
+      await node.services.banned.delete(args.who, args.as as string)
+    } catch (err) {
+      if (err instanceof BannedEntryNotFoundError) throw new ApiError(err.code, err.message, 404)
+      throw err
+    }
+  })
+}

@@ -1,0 +1,75 @@
+/**
+ * Plugins of each node (spec: Plugin, Endpoints/Plugins, States and transitions): the node
+ * operations `plugins.list`, `plugins.load`, `plugins.unload`, `plugins.config.get` and
+ * `plugins.config.put`, and the service functions the `/api/v3/plugins/`,
+ * `/nodes/:node/plugins/...` and `/nodes/:node/plugin_configs/:plugin` handlers call.
+ * Plugins are per node: every call names its node (or asks them all, for the list).
+ */
+import type { StarlingNode } from '../node.js'
+import type { NodeRpc } from '../rpc.js'
+import { ApiError, CODES } from '../errors.js'
+import { PluginNotFoundError, type PluginInfo } from '../plugins/index.js'
+import { perNode } from './monitoring-service.js'
+import { changePluginConfig, readPluginConfig, type PluginConfigChange } from './plugin-config-ops.js'
+
+export type { PluginConfigChange } from './plugin-config-ops.js'
+
+/** One node's plugins, as `GET /plugins/` lists them. */
+export interface NodePlugins {
+  node: string
+  plugins: PluginInfo[]
+}
+
+/** `GET /plugins/`: every running node's plugins, by node. */
+export async function listPlugins (rpc: NodeRpc): Promise<NodePlugins[]> {
+  return (await perNode<PluginInfo[]>(rpc, 'plugins.list')).map(({ node, result }) => ({ node, plugins: result }))
+}
+
+/** `GET /nodes/:node/plugins/`: that node's plugins, sorted by name. */
+export async function nodePlugins (rpc: NodeRpc, node: string): Promise<PluginInfo[]> {
+  return await rpc.call<PluginInfo[]>(node, 'plugins.list')
+}
+
+/** Loads `plugin` on `node`: 110 (`already_started`) when it is active, 404 when unknown. */
+export async function loadPlugin (rpc: NodeRpc, node: string, plugin: string): Promise<void> {
+  await rpc.call(node, 'plugins.load', { plugin })
+}
+
+/** Unloads `plugin` on `node`: 111 (`not_started`) when it is inactive, 404 when unknown. */
+export async function unloadPlugin (rpc: NodeRpc, node: string, plugin: string): Promise<void> {
+  await rpc.call(node, 'plugins.unload', { plugin })
+}
+
+/** `GET /nodes/:node/plugin_configs/:plugin`: the plugin's settings in force on `node`, as text. */
+export async function pluginConfig (rpc: NodeRpc, node: string, plugin: string): Promise<Record<string, string>> {
+  return await rpc.call<Record<string, string>>(node, 'plugins.config.get', { plugin })
+}
+
+/**
+ * `PUT /nodes/:node/plugin_configs/:plugin`: writes `values` into the plugin's config file on
+ * `node` and reloads the plugin when it is loaded (see plugin-config-ops.ts).
+ */
+export async function setPluginConfig (rpc: NodeRpc, node: string, plugin: string, values: Record<string, string>): Promise<PluginConfigChange> {
+  return await rpc.call<PluginConfigChange>(node, 'plugins.config.put', { plugin, values })
+}
+
+/** An unknown plugin is a not-found (HTTP 404, code 102) with the known names. */
+async function known<T> (fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    if (err instanceof PluginNotFoundError) throw new ApiError(CODES.UNKNOWN, err.message, 404)
+    throw err
+  }
+}
+
+/** Registers the plugin operations on `node.rpc`. */
+export function registerPluginOperations (node: StarlingNode): void {
+  const plugins = (): StarlingNode['services']['plugins'] => node.services.plugins
+  node.rpc.register('plugins.list', () => plugins().list())
+  node.rpc.register('plugins.load', async (_n, args: { plugin: string }) => { await known(() => plugins().load(args.plugin)) })
+  node.rpc.register('plugins.unload', async (_n, args: { plugin: string }) => { await known(() => plugins().unload(args.plugin)) })
+  node.rpc.register('plugins.config.get', async (_n, args: { plugin: string }) => await known(() => readPluginConfig(plugins(), args.plugin)))
+  node.rpc.register('plugins.config.put', async (_n, args: { plugin: string, values: Record<string, string> }) =>
+    await known(() => changePluginConfig(plugins(), args.plugin, args.values)))
+}
