@@ -286,9 +286,11 @@ export class Broker {
     if (client && this.acl !== null && this.acl.check(this.accessClient(client), 'publish', packet.topic) === 'deny') {
       return this.denyPublish(client, packet, cb)
     }
-    if (client && packet.qos > 0) {
-      // Hold this client's output (its PUBACK/PUBREC) until the publish completes, i.e. until
-      // the message is stored for persistent sessions: aedes writes the PUBACK first.
+    if (client && packet.qos === 1) {
+      // Hold this client's output (its PUBACK) until the publish completes, i.e. until the
+      // message is stored for persistent sessions: aedes writes the PUBACK first. QoS 2 needs
+      // no hold: aedes sends PUBREC after the publish, and a retransmitted QoS 2 PUBLISH it
+      // already has is answered without publishing again (no `published` call to release it).
       const wire = wireOf(client)
       if (wire) { wire.holds++; packet[HELD] = wire }
     }

@@ -34,7 +34,7 @@ function flushAll (): void {
  *
  * Outbound: everything aedes writes in one event-loop turn goes to the socket as ONE write
  * (aedes otherwise makes a writev per packet, the top of its CPU profile). While `holds > 0`
- * output is kept back: the broker holds a publisher's PUBACK/PUBREC until the message is
+ * output is kept back: the broker holds a publisher's QoS 1 PUBACK until the message is
  * durable. `write` returns false above the high-water mark so aedes waits for 'drain', which
  * slows the publishers feeding this subscriber instead of growing memory.
  *
