@@ -1,3 +1,4 @@
+import type { TLSSocket } from 'node:tls'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics.js'
 import type { HooksBus } from '../hooks.js'
@@ -9,6 +10,8 @@ export interface ConnectionOrigin {
   protocol: string
   address: string
   port: number
+  /** The TLS socket under the connection (TLS and WSS listeners), for the peer certificate. */
+  tlsSocket?: TLSSocket
   /** Local address and port the client connected to. */
   localAddress: string
   localPort: number

@@ -141,6 +141,7 @@ export class MqttListener {
       port: socket.remotePort ?? 0,
       localAddress: socket.localAddress ?? '',
       localPort: socket.localPort ?? 0,
+      tlsSocket: socket instanceof tls.TLSSocket ? socket : undefined,
       onClose: (reason) => {
         this.current--
         this.shutdowns.set(reason, (this.shutdowns.get(reason) ?? 0) + 1)

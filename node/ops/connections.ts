@@ -86,12 +86,13 @@ function subjectText (subject: Record<string, string | string[]>): string {
 
 /** Connection.peercert: see {@link Connection.peercert}. */
 function peercertOf (wire: Wire | undefined, listener: string): string {
-  if (wire !== undefined && wire.socket instanceof TLSSocket) {
-    const cert = wire.socket.getPeerCertificate()
+  // the TLS socket is the connection's own (ssl) or under its WebSocket stream (wss)
+  const tlsSocket = wire?.origin?.tlsSocket ?? (wire?.socket instanceof TLSSocket ? wire.socket : undefined)
+  if (tlsSocket !== undefined) {
+    const cert = tlsSocket.getPeerCertificate()
     if (cert === null || cert.subject === undefined) return 'undefined'
     return subjectText(cert.subject as unknown as Record<string, string | string[]>)
   }
-  // a WebSocket stream does not reach its TLS socket: TLS, certificate unknown
   return listener === 'mqtt:wss' ? 'undefined' : NO_SSL
 }
 

@@ -25,7 +25,7 @@ beforeAll(async () => {
     tls[`listener.${kind}.external.certfile`] = join(certs, 'cert.pem')
     tls[`listener.${kind}.external.cacertfile`] = join(certs, 'cacert.pem')
   }
-  node = await startTestNode({ ...tls, 'listener.ssl.external.verify': 'verify_peer', 'broker.sys_interval': '0' })
+  node = await startTestNode({ ...tls, 'listener.ssl.external.verify': 'verify_peer', 'listener.wss.external.verify': 'verify_peer', 'broker.sys_interval': '0' })
   base = `http://127.0.0.1:${managementApi(node)!.port}/api/v3`
 })
 afterAll(async () => {
@@ -150,6 +150,20 @@ describe('GET /connections', () => {
     const [c] = (await api('/connections/conn-tls')).body.data
     expectConnection(c)
     expect(c.peercert).toBe('O=Starling, CN=starling-client')
+  })
+
+  it('reports the client certificate subject of a WebSocket/TLS connection as peercert', async () => {
+    await connectUrl(`wss://127.0.0.1:${node.port('mqtt:wss')}/mqtt`, {
+      clientId: 'conn-wss',
+      protocolVersion: 4,
+      ca: readFileSync(join(certs, 'cacert.pem')),
+      cert: readFileSync(join(certs, 'client-cert.pem')),
+      key: readFileSync(join(certs, 'client-key.pem')),
+      servername: 'localhost'
+    } as any)
+    const [c] = (await api('/connections/conn-wss')).body.data
+    expectConnection(c)
+    expect(c).toMatchObject({ conn_mod: 'starling_ws_connection', peercert: 'O=Starling, CN=starling-client' })
   })
 
   it('pages through the connections with _page and _limit', async () => {
