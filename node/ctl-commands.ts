@@ -7,6 +7,7 @@ import { PLUGIN_CTL_COMMANDS } from './plugins/index.js'
 import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/index.js'
 import { MGMT_CTL_COMMANDS } from './apps/ctl.js'
 import { MONITORING_CTL_COMMANDS } from './ops/monitoring-ctl.js'
+import { RULE_CTL_COMMANDS } from '../rules/ctl.js'
 
 /**
  * Every `starling-ctl` command, from every subsystem. Each subsystem defines its commands
@@ -21,5 +22,6 @@ export const ALL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...TRACE_CTL_COMMANDS,
   ...LOG_CTL_COMMANDS,
   ...MGMT_CTL_COMMANDS,
-  ...MONITORING_CTL_COMMANDS
+  ...MONITORING_CTL_COMMANDS,
+  ...RULE_CTL_COMMANDS
 ]

@@ -12,6 +12,7 @@ import { createApps, type AppsService } from './apps/apps.js'
 import { registerAppsControl } from './apps/ctl.js'
 import { managementApiPlugin } from '../api/plugin.js'
 import { registerOperations } from './ops/index.js'
+import { ruleEnginePlugin } from '../rules/plugin.js'
 
 /** The services a node runs on top of its MQTT core (what the API and the CLI read). */
 export interface NodeServices {
@@ -79,7 +80,7 @@ export async function startServices (node: StarlingNode, init: ServicesInit, onS
 
   services.plugins = createPluginManager({
     node,
-    definitions: [managementApiPlugin, ...CORE_PLUGINS, svcAuthClientid, svcAuthUsername],
+    definitions: [managementApiPlugin, ...CORE_PLUGINS, ruleEnginePlugin, svcAuthClientid, svcAuthUsername],
     etcDir: init.etcDir ?? resolve(init.cwd, 'etc'),
     env: init.env
   })

@@ -5,6 +5,7 @@ import { PLUGIN_ROUTES } from './plugins.js'
 import { BANNED_ROUTES } from './banned.js'
 import { AUTH_ROUTES } from './auth.js'
 import { CONFIG_ROUTES } from './configs.js'
+import { RULE_ROUTES } from './rules.js'
 
 /** Every endpoint of `/api/v3/`, in the order the index lists them. */
 export const API_ROUTES: RouteDef[] = [
@@ -14,4 +15,5 @@ export const API_ROUTES: RouteDef[] = [
   ...BANNED_ROUTES,
   ...AUTH_ROUTES,
   ...CONFIG_ROUTES,
+  ...RULE_ROUTES,
 ]

@@ -1,6 +1,7 @@
 import type { StarlingNode } from '../node.js'
 import { registerMonitoringOperations } from './monitoring.js'
 import { registerActionOperations } from './actions.js'
+import { registerRuleOperations } from './rule-ops.js'
 
 /**
  * Registers every per-node operation (`connections.list`, `plugins.load` ...) on the node's
@@ -11,4 +12,5 @@ export function registerOperations (node: StarlingNode): void {
   void node
   registerMonitoringOperations(node)
   registerActionOperations(node)
+  registerRuleOperations(node)
 }

@@ -16,6 +16,6 @@ export {
   PLUGIN_CTL_COMMANDS, pluginsListCommand, pluginsLoadCommand, pluginsReloadCommand, pluginsUnloadCommand,
   registerPluginControl
 } from './control.js'
-export { CORE_PLUGINS, ruleEnginePlugin } from './builtin.js'
+export { CORE_PLUGINS } from './builtin.js'
 export { retainerPlugin } from '../retainer/plugin.js'
 export { delayedPublishPlugin } from '../delayed/plugin.js'

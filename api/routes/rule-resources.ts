@@ -1,0 +1,100 @@
+/**
+ * `/api/v3/actions`, `/api/v3/resource_types` and `/api/v3/resources` (spec: Rule engine:
+ * actions and resource types, resources). Actions and resource types are read-only (defined
+ * by code); resources are created with `{name?, type, config, description?}` and deleted
+ * unless a rule uses them. Thin: the work is in node/ops/rule-ops.ts.
+ */
+import { defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
+import {
+  actionsOfType, createResource, deleteResource, listActions, listResources, listResourceTypes, resourcesOfType,
+  showAction, showResource, showResourceType, type ResourceInput
+} from '../../node/ops/rule-ops.js'
+
+const RESOURCE_BODY: JsonSchema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', description: 'named variant: the id becomes <type>:<name>' },
+    type: { type: 'string', description: 'a resource type, e.g. web_hook' },
+    config: { type: 'object', description: "checked against the type's params (web_hook: url, headers, method, request_timeout)" },
+    description: { type: 'string' }
+  },
+  required: ['type']
+}
+
+/** The action, resource type and resource endpoints. */
+export const RULE_ENGINE_ROUTES: RouteDef[] = defineRoutes([
+  {
+    name: 'list_actions',
+    method: 'GET',
+    path: '/actions',
+    descr: 'List actions (?for=<event>: those that can serve the event)',
+    handler: (req) => ({ data: listActions(req.node, req.query.for) })
+  },
+  {
+    name: 'show_action',
+    method: 'GET',
+    path: '/actions/:name',
+    descr: 'Show an action',
+    handler: (req) => ({ data: showAction(req.node, req.params.name) })
+  },
+  {
+    name: 'list_resource_types',
+    method: 'GET',
+    path: '/resource_types',
+    descr: 'List resource types',
+    handler: (req) => ({ data: listResourceTypes(req.node) })
+  },
+  {
+    name: 'show_resource_type',
+    method: 'GET',
+    path: '/resource_types/:type',
+    descr: 'Show a resource type',
+    handler: (req) => ({ data: showResourceType(req.node, req.params.type) })
+  },
+  {
+    name: 'list_resources_by_type',
+    method: 'GET',
+    path: '/resource_types/:type/resources',
+    descr: 'List the resources of a resource type',
+    handler: (req) => ({ data: resourcesOfType(req.node, req.params.type) })
+  },
+  {
+    name: 'list_actions_by_type',
+    method: 'GET',
+    path: '/resource_types/:type/actions',
+    descr: 'List the actions of a resource type',
+    handler: (req) => ({ data: actionsOfType(req.node, req.params.type) })
+  },
+  {
+    name: 'create_resource',
+    method: 'POST',
+    path: '/resources',
+    descr: 'Create a resource',
+    body: RESOURCE_BODY,
+    handler: async (req) => {
+      const { name, type, config, description } = req.body as ResourceInput
+      return { data: await createResource(req.node, { name, type, config, description }) }
+    }
+  },
+  {
+    name: 'list_resources',
+    method: 'GET',
+    path: '/resources',
+    descr: 'List resources',
+    handler: (req) => ({ data: listResources(req.node, req.query.type) })
+  },
+  {
+    name: 'show_resource',
+    method: 'GET',
+    path: '/resources/:id',
+    descr: 'Show a resource with its status on every node',
+    handler: async (req) => ({ data: await showResource(req.node, req.params.id) })
+  },
+  {
+    name: 'delete_resource',
+    method: 'DELETE',
+    path: '/resources/:id',
+    descr: 'Delete a resource no rule uses',
+    handler: async (req) => { await deleteResource(req.node, req.params.id); return undefined }
+  }
+])

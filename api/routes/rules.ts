@@ -1,0 +1,97 @@
+/**
+ * `/api/v3/rules` (spec: Rule engine: rules): create (named or short variant), list, show,
+ * update (`PUT`, Starling's addition: rawsql, actions, description, enabled), delete, and the
+ * SQL tester `POST /rules?test=true` with `{rawsql, ctx}`. Thin: the checks and the work are
+ * in node/ops/rule-ops.ts. Bad input: 107 missing, 108 wrong type, 102 (HTTP 400) invalid
+ * SQL / unknown action / unknown resource, 404 unknown id; nothing changes (docs/rules.md).
+ */
+import { defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
+import { ApiError, CODES } from '../../node/errors.js'
+import { RULE_ENGINE_ROUTES } from './rule-resources.js'
+import {
+  createRule, deleteRule, listRules, showRule, testRuleSql, updateRule, type RuleInput, type RulePatch
+} from '../../node/ops/rule-ops.js'
+
+const ACTIONS: JsonSchema = {
+  type: 'array',
+  description: 'the actions: [{name, params}]; a bound resource is params.$resource',
+  items: {
+    type: 'object',
+    properties: { name: { type: 'string', description: 'e.g. inspect or built_in:inspect_action' }, params: { type: 'object' } },
+    required: ['name']
+  }
+}
+
+const CREATE_BODY: JsonSchema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', description: 'named variant: the id becomes <name>:<number>' },
+    for: { type: 'string', description: 'named variant: the event (must be one the FROM names); derived from FROM when absent' },
+    rawsql: { type: 'string', description: 'the rule SQL' },
+    actions: ACTIONS,
+    description: { type: 'string' },
+    enabled: { type: 'boolean', description: 'default true' },
+    ctx: { type: 'object', description: 'with ?test=true: the event columns to test the SQL on' }
+  },
+  required: ['rawsql']
+}
+
+const UPDATE_BODY: JsonSchema = {
+  type: 'object',
+  properties: {
+    rawsql: { type: 'string' },
+    actions: ACTIONS,
+    description: { type: 'string' },
+    enabled: { type: 'boolean' }
+  }
+}
+
+/** The rule endpoints and the other rule-engine endpoints (actions, resource types, resources). */
+export const RULE_ROUTES: RouteDef[] = defineRoutes([
+  {
+    name: 'create_rule',
+    method: 'POST',
+    path: '/rules',
+    descr: 'Create a rule (with ?test=true: test its SQL on {rawsql, ctx} without creating anything)',
+    body: CREATE_BODY,
+    handler: async (req) => {
+      if (req.query.test === 'true') return { data: await testRuleSql(req.node, { rawsql: req.body.rawsql, ctx: req.body.ctx }) }
+      if (req.body.actions === undefined) throw new ApiError(CODES.MISSING_PARAMETER, 'missing parameter actions (an array of {name, params}, may be empty)')
+      const { name, for: hook, rawsql, actions, description, enabled } = req.body as RuleInput
+      return { data: await createRule(req.node, { name, for: hook, rawsql, actions, description, enabled }) }
+    }
+  },
+  {
+    name: 'list_rules',
+    method: 'GET',
+    path: '/rules',
+    descr: 'List all rules with their metrics',
+    handler: async (req) => ({ data: await listRules(req.node) })
+  },
+  {
+    name: 'show_rule',
+    method: 'GET',
+    path: '/rules/:id',
+    descr: 'Show a rule',
+    handler: async (req) => ({ data: await showRule(req.node, req.params.id) })
+  },
+  {
+    name: 'update_rule',
+    method: 'PUT',
+    path: '/rules/:id',
+    descr: 'Update a rule (rawsql, actions, description, enabled)',
+    body: UPDATE_BODY,
+    handler: async (req) => {
+      const { rawsql, actions, description, enabled } = req.body as RulePatch
+      return { data: await updateRule(req.node, req.params.id, { rawsql, actions, description, enabled }) }
+    }
+  },
+  {
+    name: 'delete_rule',
+    method: 'DELETE',
+    path: '/rules/:id',
+    descr: 'Delete a rule',
+    handler: async (req) => { await deleteRule(req.node, req.params.id); return undefined }
+  },
+  ...RULE_ENGINE_ROUTES
+])

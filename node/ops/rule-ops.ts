@@ -1,0 +1,211 @@
+/**
+ * The rule engine's service layer (spec: Rule engine endpoints, CLI table), shared by the
+ * `/api/v3/rules|actions|resource_types|resources` handlers and the `rules`, `rule-actions`,
+ * `resources` and `resource-types` commands. Rules and resources are this node's (the
+ * store is per node until the cluster replicates it); counters (`metrics`) and resource
+ * health (`status`) are asked of every running node through `node.rpc`:
+ * `rules.metrics` and `resources.status`.
+ */
+import type { StarlingNode } from '../node.js'
+import { ApiError, CODES } from '../errors.js'
+import { ruleEngineOf } from '../../rules/engine.js'
+import { actionInfo, resourceTypeInfo, type ActionInfo, type ResourceTypeInfo } from '../../rules/registry.js'
+import { compileRuleSql, type RuleInput, type RulePatch } from '../../rules/rule-service.js'
+import type { ResourceInput, ResourceStatus } from '../../rules/resource-service.js'
+import { resourceView, ruleView, type NodeRuleMetrics, type ResourceView, type RuleView } from '../../rules/views.js'
+import { testSql } from '../../rules/sql/index.js'
+import { SqlError } from '../../rules/sql/errors.js'
+import type { ControlHandlers } from '../control/index.js'
+import type { Rule } from '../../rules/types.js'
+
+export type { RuleInput, RulePatch, ResourceInput }
+
+/** What `POST /rules?test=true` takes: the SQL and the event's columns to try it on. */
+export interface SqlTestInput {
+  rawsql: string
+  ctx?: Record<string, unknown>
+}
+
+/** The counters of every node that answers (a node that fails is left out). */
+async function metricsOfNodes (node: StarlingNode): Promise<NodeRuleMetrics[]> {
+  const answers = await node.rpc.callAll<NodeRuleMetrics>('rules.metrics')
+  return answers.flatMap(a => a.ok ? [a.result] : [])
+}
+
+async function view (node: StarlingNode, rule: Rule): Promise<RuleView> {
+  return ruleView(rule, await metricsOfNodes(node))
+}
+
+/** `GET /rules`, `rules list`: every rule with its counters per node. */
+export async function listRules (node: StarlingNode): Promise<RuleView[]> {
+  const metrics = await metricsOfNodes(node)
+  return ruleEngineOf(node).rules.list().map(r => ruleView(r, metrics))
+}
+
+/** `GET /rules/:id`, `rules show`: 404 when unknown. */
+export async function showRule (node: StarlingNode, id: string): Promise<RuleView> {
+  return await view(node, ruleEngineOf(node).rules.get(id))
+}
+
+/** `POST /rules`, `rules create`: checks everything first; nothing is stored on an error. */
+export async function createRule (node: StarlingNode, input: RuleInput): Promise<RuleView> {
+  return await view(node, await ruleEngineOf(node).rules.create(input))
+}
+
+/** `PUT /rules/:id`, `rules update`: changes rawsql, actions, description and/or enabled. */
+export async function updateRule (node: StarlingNode, id: string, patch: RulePatch): Promise<RuleView> {
+  return await view(node, await ruleEngineOf(node).rules.update(id, patch))
+}
+
+/** `DELETE /rules/:id`, `rules delete`: 404 when unknown. */
+export async function deleteRule (node: StarlingNode, id: string): Promise<void> {
+  await ruleEngineOf(node).rules.delete(id)
+}
+
+/**
+ * `POST /rules?test=true` (EMQ X 4's SQL tester): runs `rawsql` on `ctx` (merged over
+ * example columns of the event its FROM names) and answers the selected output. Nothing is
+ * created. No match: code 404 `SQL Not Match` (EMQ X 4's answer), HTTP 404; an SQL that does
+ * not compile or fails on `ctx`: code 102, HTTP 400, with the reason.
+ */
+export async function testRuleSql (node: StarlingNode, input: SqlTestInput): Promise<unknown> {
+  compileRuleSql(input.rawsql)
+  let result: ReturnType<typeof testSql>
+  try {
+    result = testSql({ rawsql: input.rawsql, ctx: input.ctx ?? {} }, { node: node.name })
+  } catch (err) {
+    if (err instanceof SqlError) throw new ApiError(CODES.UNKNOWN, `invalid SQL: ${err.message}`, 400)
+    throw new ApiError(CODES.UNKNOWN, `SQL test failed: ${(err as Error).message}`, 400)
+  }
+  if (result.ok) return result.output
+  if (result.reason === 'nomatch') throw new ApiError(404, 'SQL Not Match', 404)
+  throw new ApiError(CODES.UNKNOWN, `SQL test failed: ${result.message ?? 'error'}`, 400)
+}
+
+/** `GET /actions?for=`, `rule-actions list [-k]`: actions that can serve `hook` (all without). */
+export function listActions (node: StarlingNode, hook?: string): ActionInfo[] {
+  return ruleEngineOf(node).registry.actions(hook).map(actionInfo)
+}
+
+/** `GET /actions/:name`, `rule-actions show`: either naming style; 404 when unknown. */
+export function showAction (node: StarlingNode, name: string): ActionInfo {
+  return actionInfo(ruleEngineOf(node).registry.action(name))
+}
+
+/** `GET /resource_types`, `resource-types list`. */
+export function listResourceTypes (node: StarlingNode): ResourceTypeInfo[] {
+  return ruleEngineOf(node).registry.resourceTypes().map(resourceTypeInfo)
+}
+
+/** `GET /resource_types/:type`, `resource-types show`: 404 when unknown. */
+export function showResourceType (node: StarlingNode, type: string): ResourceTypeInfo {
+  return resourceTypeInfo(ruleEngineOf(node).registry.resourceType(type))
+}
+
+/** `GET /resource_types/:type/resources`: 404 for an unknown type. */
+export function resourcesOfType (node: StarlingNode, type: string): ResourceView[] {
+  const engine = ruleEngineOf(node)
+  engine.registry.resourceType(type)
+  return engine.resources.list(type).map(r => resourceView(r))
+}
+
+/** `GET /resource_types/:type/actions`: 404 for an unknown type. */
+export function actionsOfType (node: StarlingNode, type: string): ActionInfo[] {
+  const engine = ruleEngineOf(node)
+  engine.registry.resourceType(type)
+  return engine.registry.actionsOfType(type).map(actionInfo)
+}
+
+/** `POST /resources`, `resources create`: config checked against the type; nothing stored on an error. */
+export async function createResource (node: StarlingNode, input: ResourceInput): Promise<ResourceView> {
+  return resourceView(await ruleEngineOf(node).resources.create(input))
+}
+
+/** `GET /resources`, `resources list [-t]`. */
+export function listResources (node: StarlingNode, type?: string): ResourceView[] {
+  return ruleEngineOf(node).resources.list(type).map(r => resourceView(r))
+}
+
+/** `GET /resources/:id`, `resources show`: with `status` (health checked now) per node. */
+export async function showResource (node: StarlingNode, id: string): Promise<ResourceView> {
+  const resource = ruleEngineOf(node).resources.get(id)
+  const answers = await node.rpc.callAll<ResourceStatus>('resources.status', { id })
+  return resourceView(resource, answers.map(a => ({ node: a.node, is_alive: a.ok && a.result.is_alive })))
+}
+
+/** `DELETE /resources/:id`, `resources delete`: 404 when unknown, refused while a rule uses it. */
+export async function deleteResource (node: StarlingNode, id: string): Promise<void> {
+  await ruleEngineOf(node).resources.delete(id)
+}
+
+/** This node's counters of every rule and action instance. */
+function nodeMetrics (node: StarlingNode): NodeRuleMetrics {
+  const engine = ruleEngineOf(node)
+  const out: NodeRuleMetrics = { node: node.name, rules: {}, actions: {} }
+  for (const rule of engine.rules.list()) {
+    out.rules[rule.id] = engine.ruleMetrics(rule.id)
+    for (const a of rule.actions) out.actions[a.id] = engine.actionMetrics(a.id)
+  }
+  return out
+}
+
+/** Registers `rules.metrics` and `resources.status`, and the rule-engine CLI handlers. */
+export function registerRuleOperations (node: StarlingNode): void {
+  node.rpc.register('rules.metrics', (n) => nodeMetrics(n))
+  node.rpc.register('resources.status', async (n, args: { id: string }) => await ruleEngineOf(n).resources.status(args.id))
+  for (const [name, handler] of Object.entries(ruleControlHandlers(node))) node.control.register(name, handler)
+}
+
+/** A JSON argument of a command (109 when it is not JSON). */
+function jsonArg (text: string | boolean | undefined, what: string): any {
+  if (text === undefined || typeof text === 'boolean') return undefined
+  try {
+    return JSON.parse(text)
+  } catch (err) {
+    throw new ApiError(CODES.NOT_JSON, `${what} is not JSON: ${(err as Error).message}`)
+  }
+}
+
+/** `true` / `false` of an option (108 otherwise). */
+function boolArg (text: string | boolean | undefined, what: string): boolean | undefined {
+  if (text === undefined || typeof text === 'boolean') return text
+  if (text === 'true' || text === 'false') return text === 'true'
+  throw new ApiError(CODES.WRONG_TYPE, `${what} must be true or false, got ${text}`)
+}
+
+const textArg = (value: string | boolean | undefined): string | undefined => typeof value === 'string' ? value : undefined
+
+/** The node side of rules/ctl.ts, by command name. */
+function ruleControlHandlers (node: StarlingNode): ControlHandlers {
+  return {
+    'rules list': async () => await listRules(node),
+    'rules show': async ({ args }) => await showRule(node, args[0]),
+    'rules create': async ({ args, options }) => await createRule(node, {
+      rawsql: args[0],
+      actions: jsonArg(args[1], 'actions'),
+      description: textArg(options.descr),
+      name: textArg(options.name),
+      enabled: boolArg(options.enabled, '--enabled')
+    }),
+    'rules update': async ({ args, options }) => await updateRule(node, args[0], {
+      rawsql: textArg(options.sql),
+      actions: jsonArg(options.actions, '--actions'),
+      enabled: boolArg(options.enabled, '--enabled'),
+      description: textArg(options.descr)
+    }),
+    'rules delete': async ({ args }) => { await deleteRule(node, args[0]); return 'ok' },
+    'rule-actions list': ({ options }) => listActions(node, textArg(options.eventtype)),
+    'rule-actions show': ({ args }) => showAction(node, args[0]),
+    'resources create': async ({ args, options }) => await createResource(node, {
+      type: args[0],
+      config: jsonArg(options.resourceConfig, '-c') ?? {},
+      description: textArg(options.descr),
+      name: textArg(options.name)
+    }),
+    'resources list': ({ options }) => listResources(node, textArg(options.type)),
+    'resources show': async ({ args }) => await showResource(node, args[0]),
+    'resources delete': async ({ args }) => { await deleteResource(node, args[0]); return 'ok' },
+    'resource-types list': () => listResourceTypes(node),
+    'resource-types show': ({ args }) => showResourceType(node, args[0])
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The rule engine of one node: the registry of actions and resource types (built_in and
+ * web_hook registered here; other code may register more), the rules and resources kept in
+ * the store, their counters, and the runtime on the hooks bus.
+ *
+ * Rules and resources can be managed whether or not `svc_rule_engine` is loaded (they are
+ * stored data); rules run only while it is loaded (`start()` / `stop()`).
+ */
+import type { StarlingNode } from '../node/node.js'
+import { createActionRegistry, type ActionRegistry } from './registry.js'
+import { BUILT_IN_ACTIONS, builtInResourceType } from './actions/built-in.js'
+import { WEB_HOOK_ACTIONS, webHookResourceType } from './actions/web-hook.js'
+import { EngineMetrics } from './metrics.js'
+import { RepublishMarks } from './republish-marks.js'
+import { RuleService } from './rule-service.js'
+import { ResourceService } from './resource-service.js'
+import { RuleRuntime } from './runtime.js'
+import { SerialQueue } from './serial-queue.js'
+import type { ActionNodeMetrics, Resource, Rule, RuleNodeMetrics } from './types.js'
+
+/** Store table of the rules (key: rule id). */
+export const RULES_TABLE = 'rules'
+/** Store table of the resources (key: resource id). */
+export const RESOURCES_TABLE = 'resources'
+
+/** One node's rule engine. */
+export interface RuleEngine {
+  readonly registry: ActionRegistry
+  readonly rules: RuleService
+  readonly resources: ResourceService
+  readonly runtime: RuleRuntime
+  readonly metrics: EngineMetrics
+  /** Starts running the enabled rules (svc_rule_engine loaded). */
+  start (): void
+  /** Stops running rules; rules and resources stay stored. */
+  stop (): void
+  /** This node's counters of rule `id` (zeros when it never ran here). */
+  ruleMetrics (id: string): RuleNodeMetrics
+  /** This node's counters of action instance `id`. */
+  actionMetrics (id: string): ActionNodeMetrics
+}
+
+/** A registry with the built-in resource types and actions. */
+export function createBuiltInRegistry (): ActionRegistry {
+  const registry = createActionRegistry()
+  registry.registerResourceType(builtInResourceType)
+  registry.registerResourceType(webHookResourceType)
+  for (const action of [...BUILT_IN_ACTIONS, ...WEB_HOOK_ACTIONS]) registry.registerAction(action)
+  return registry
+}
+
+/** Creates the engine of `node`: loads and compiles the stored rules; nothing runs yet. */
+export function createRuleEngine (node: StarlingNode): RuleEngine {
+  const logger = node.logger.child({ component: 'rules' })
+  const registry = createBuiltInRegistry()
+  const metrics = new EngineMetrics()
+  const marks = new RepublishMarks()
+  const queue = new SerialQueue()
+  // the services refer to each other through closures, called only after all three exist
+  const rules: RuleService = new RuleService({
+    table: node.store.table<Rule>(RULES_TABLE),
+    registry,
+    logger,
+    queue,
+    resource: (id) => resources.find(id),
+    changed: () => {
+      const all = rules.all()
+      metrics.retainOnly(new Set(all.map(e => e.rule.id)), new Set(all.flatMap(e => e.rule.actions.map(a => a.id))))
+      runtime.load(all)
+    }
+  })
+  const resources = new ResourceService({ table: node.store.table<Resource>(RESOURCES_TABLE), registry, queue, usedBy: (id) => rules.usingResource(id) })
+  const runtime = new RuleRuntime({ node, logger, registry, metrics, marks, resource: (id) => resources.find(id) })
+  runtime.load(rules.all())
+  return {
+    registry,
+    rules,
+    resources,
+    runtime,
+    metrics,
+    start () {
+      runtime.start()
+      metrics.start()
+      logger.info({ rules: rules.list().length, events: runtime.events() }, 'rule engine started')
+    },
+    stop () {
+      runtime.stop()
+      metrics.stop()
+      logger.info('rule engine stopped')
+    },
+    ruleMetrics (id) {
+      const c = metrics.findRule(id)
+      return { node: node.name, matched: c?.matched ?? 0, speed: c?.speed ?? 0, speed_max: c?.speedMax ?? 0, speed_last5m: c?.last5m() ?? 0, failed: c?.failed ?? 0 }
+    },
+    actionMetrics (id) {
+      const c = metrics.findAction(id)
+      return { node: node.name, taken: c?.taken ?? 0, success: c?.success ?? 0, failed: c?.failed ?? 0 }
+    }
+  }
+}
+
+const engines = new WeakMap<StarlingNode, RuleEngine>()
+
+/** The rule engine of `node`, created (and its stored rules loaded) on first use. */
+export function ruleEngineOf (node: StarlingNode): RuleEngine {
+  let engine = engines.get(node)
+  if (engine === undefined) engines.set(node, engine = createRuleEngine(node))
+  return engine
+}

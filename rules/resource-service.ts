@@ -1,0 +1,131 @@
+/**
+ * Resources (spec: Resource, Endpoints/Rule engine: resources): instances of a resource type
+ * holding connection configuration, created by the API or the CLI, kept in the store table
+ * `resources`. The config is checked against the type's `params` (107 missing, 108 wrong
+ * type); a resource a rule uses cannot be deleted. `status` runs the type's health check now.
+ */
+import { randomBytes } from 'node:crypto'
+import type { StoreTable } from '../node/store/index.js'
+import type { SerialQueue } from './serial-queue.js'
+import { ApiError, CODES, notFound } from '../node/errors.js'
+import type { ActionRegistry } from './registry.js'
+import { checkParams } from './params.js'
+import { NAME_PATTERN } from './rule-service.js'
+import type { Resource, Rule } from './types.js'
+
+/** What creating a resource takes (named or short variant). */
+export interface ResourceInput {
+  name?: string
+  type: string
+  config?: Record<string, unknown>
+  description?: string
+}
+
+/** A resource's health on one node (`status` in the CLI and the API). */
+export interface ResourceStatus {
+  is_alive: boolean
+}
+
+/** How long a health check may take. */
+export const HEALTH_CHECK_TIMEOUT_MS = 5000
+
+/** What the resource service needs. */
+export interface ResourceServiceInit {
+  table: StoreTable<Resource>
+  registry: ActionRegistry
+  /** The rules bound to a resource (deleting it is refused while there are some). */
+  usedBy: (resourceId: string) => Rule[]
+  /** Shared with the rule service: writes run one at a time. */
+  queue: SerialQueue
+}
+
+/** The resources of one node. */
+export class ResourceService {
+  private readonly resources = new Map<string, Resource>()
+
+  constructor (private readonly init: ResourceServiceInit) {
+    for (const [id, resource] of init.table.entries()) this.resources.set(id, resource)
+  }
+
+  /** Every resource (of `type` when given), in id order. */
+  list (type?: string): Resource[] {
+    const all = [...this.resources.values()].sort((a, b) => a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+    return type === undefined || type === '' ? all : all.filter(r => r.type === type)
+  }
+
+  /** The resource `id`, or undefined. */
+  find (id: string): Resource | undefined {
+    return this.resources.get(id)
+  }
+
+  /** The resource `id`; throws a not-found (404). */
+  get (id: string): Resource {
+    const resource = this.resources.get(id)
+    if (resource === undefined) throw notFound(`resource ${id}`)
+    return resource
+  }
+
+  /** Checks and stores a new resource. */
+  async create (input: ResourceInput): Promise<Resource> {
+    return await this.serial(async () => {
+      if (input.type === undefined || input.type === '') throw new ApiError(CODES.MISSING_PARAMETER, 'missing parameter type (a resource type, e.g. web_hook)')
+      if (typeof input.type !== 'string') throw new ApiError(CODES.WRONG_TYPE, 'parameter type must be a string')
+      const def = this.init.registry.findResourceType(input.type)
+      if (def === undefined) {
+        const known = this.init.registry.resourceTypes().map(t => t.name).join(', ')
+        throw new ApiError(CODES.UNKNOWN, `unknown resource type ${input.type}; known types: ${known}`, 400)
+      }
+      const name = input.name
+      if (name !== undefined && (typeof name !== 'string' || !NAME_PATTERN.test(name))) {
+        throw new ApiError(CODES.WRONG_TYPE, `resource name must be 1 to 128 characters without spaces, '/' or ':', got ${JSON.stringify(name)}`)
+      }
+      if (input.description !== undefined && typeof input.description !== 'string') throw new ApiError(CODES.WRONG_TYPE, 'parameter description must be a string')
+      const config = checkParams(def.params, input.config ?? {}, `resource type ${def.name} config`)
+      const id = name !== undefined ? `${def.name}:${name}` : this.newId()
+      if (this.resources.has(id)) throw new ApiError(CODES.UNKNOWN, `resource ${id} already exists; delete it first or choose another name`, 400)
+      const resource: Resource = {
+        id,
+        ...(name !== undefined ? { name } : {}),
+        type: def.name,
+        config,
+        description: input.description ?? '',
+        attrs: 'undefined',
+        created_at: Date.now()
+      }
+      await this.init.table.put(id, resource)
+      this.resources.set(id, resource)
+      return resource
+    })
+  }
+
+  /** Deletes resource `id`: 404 when unknown, refused (102) while a rule uses it. */
+  async delete (id: string): Promise<void> {
+    await this.serial(async () => {
+      this.get(id)
+      const rules = this.init.usedBy(id)
+      if (rules.length > 0) {
+        throw new ApiError(CODES.UNKNOWN, `resource ${id} is used by rule ${rules.map(r => r.id).join(', ')}; delete those rules (or their actions) first`, 400)
+      }
+      await this.init.table.del(id)
+      this.resources.delete(id)
+    })
+  }
+
+  /** Runs the health check of resource `id` now (types without one are always alive). */
+  async status (id: string): Promise<ResourceStatus> {
+    const resource = this.get(id)
+    const check = this.init.registry.findResourceType(resource.type)?.healthCheck
+    if (check === undefined) return { is_alive: true }
+    return { is_alive: await check(resource, AbortSignal.timeout(HEALTH_CHECK_TIMEOUT_MS)) }
+  }
+
+  private async serial<T> (fn: () => Promise<T>): Promise<T> {
+    return await this.init.queue.run(fn)
+  }
+
+  private newId (): string {
+    let id: string
+    do id = `resource:${randomBytes(4).toString('hex')}`; while (this.resources.has(id))
+    return id
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * `${key}` placeholders of action parameters (spec: "Rule engine actions used with
+ * resources": placeholders are replaced with selected values before execution). A key may be
+ * a nested path (`${payload.x}`, `${a.b.c}`); a JSON string on the way is decoded, as EMQ X 4
+ * read `${payload.x}` from a JSON payload.
+ *
+ * Rendering: strings as they are, numbers and booleans as text, objects and arrays as JSON,
+ * an absent value as the empty string.
+ */
+
+const PLACEHOLDER = /\$\{([^}]*)\}/g
+
+/** The value at `path` (dot separated) in `data`, or undefined. */
+export function lookup (data: Record<string, unknown>, path: string): unknown {
+  const key = path.trim()
+  if (key in data) return data[key]
+  let value: unknown = data
+  for (const part of key.split('.')) {
+    if (typeof value === 'string') value = parseJson(value)
+    if (typeof value !== 'object' || value === null) return undefined
+    value = (value as Record<string, unknown>)[part]
+  }
+  return value
+}
+
+function parseJson (text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** A value as a placeholder renders it. */
+export function renderValue (value: unknown): string {
+  if (value === undefined || value === null) return ''
+  if (typeof value === 'string') return value
+  if (Buffer.isBuffer(value)) return value.toString('utf8')
+  if (typeof value === 'object') return JSON.stringify(value)
+  return String(value)
+}
+
+/** Whether `text` holds a placeholder. */
+export function hasPlaceholder (text: string): boolean {
+  return text.includes('${')
+}
+
+/** `text` with every `${key}` replaced by the rendered value from `data`. */
+export function fillString (text: string, data: Record<string, unknown>): string {
+  if (!hasPlaceholder(text)) return text
+  return text.replace(PLACEHOLDER, (_m, key: string) => renderValue(lookup(data, key)))
+}
+
+/**
+ * A template value (object, array, string) filled from `data`: a string that is exactly one
+ * placeholder keeps the value's type (`"${qos}"` gives the number), other strings are filled
+ * as text, objects and arrays recursively, other values unchanged.
+ */
+export function fillTemplate (template: unknown, data: Record<string, unknown>): unknown {
+  if (typeof template === 'string') {
+    const whole = /^\$\{([^}]*)\}$/.exec(template)
+    if (whole !== null) return lookup(data, whole[1]) ?? null
+    return fillString(template, data)
+  }
+  if (Array.isArray(template)) return template.map(t => fillTemplate(t, data))
+  if (typeof template === 'object' && template !== null) {
+    const out: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(template)) out[fillString(k, data)] = fillTemplate(v, data)
+    return out
+  }
+  return template
+}

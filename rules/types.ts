@@ -1,0 +1,156 @@
+/**
+ * The rule engine's records (spec: Rule, Action, Resource, Resource type). Actions and
+ * resource types are defined by code ({@link ActionDefinition}, {@link ResourceTypeDefinition});
+ * rules and resources are created through the API or the CLI and kept in the node's store.
+ */
+import type { StarlingNode } from '../node/node.js'
+import type { Logger } from '../node/logger.js'
+
+/** The JSON type of a parameter (EMQ X 4's `type` of an action's or resource type's param). */
+export type ParamType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array'
+
+/**
+ * How one parameter is checked and shown (spec: Action `params`): `description`, `format`,
+ * `required`, `title`, `type`, and for objects `schema`. A missing required parameter is
+ * error 107, one of the wrong type (or outside `enum`, or not of its `format`) 108.
+ */
+export interface ParamSpec {
+  type: ParamType
+  required: boolean
+  title: string
+  description: string
+  /** `topic` (a topic name, `${key}` placeholders allowed), `url` (http or https), `template`. */
+  format?: 'topic' | 'url' | 'template'
+  /** The allowed values. */
+  enum?: unknown[]
+  /** Used when the parameter is absent. */
+  default?: unknown
+  /** For objects: the specs of their keys (shown, not enforced). */
+  schema?: Record<string, unknown>
+}
+
+/** Parameter specs by parameter name. */
+export type ParamSpecs = Record<string, ParamSpec>
+
+/** What an action's `for` says it can be bound to: a hook name, `$any` or `$events`. */
+export type ActionFor = string
+
+/** What an action run gets beside the selected data. */
+export interface ActionContext {
+  node: StarlingNode
+  logger: Logger
+  /** The rule running the action. */
+  ruleId: string
+  /** The action instance's id (unique per rule action), used by the republish loop guard. */
+  actionId: string
+  /** The action's params with defaults filled (the bound resource's id in `$resource`). */
+  params: Record<string, unknown>
+  /** The bound resource, when the action takes one. */
+  resource: Resource | undefined
+  /** The event's columns (EMQ X's `Envs`): `qos`, `flags`, `topic` ... of the triggering event. */
+  env: Record<string, unknown>
+  /**
+   * Publishes a message as the rule (the republish action): the message is marked with the
+   * triggering message's rule chain plus this rule, so it never triggers this rule again.
+   */
+  publish: (message: RulePublish) => Promise<void>
+}
+
+/** A message an action publishes. */
+export interface RulePublish {
+  topic: string
+  payload: Buffer
+  qos: 0 | 1 | 2
+  retain: boolean
+}
+
+/**
+ * An action as code defines it. `run` may be sync or async; a throw or a rejection is counted
+ * as `failed` for the action instance and logged, never propagated to the broker.
+ */
+export interface ActionDefinition {
+  /** The primary name (`inspect`, `web_hook:event_action` ...). */
+  name: string
+  /** Other names that resolve to this action (`built_in:inspect_action`). */
+  aliases: string[]
+  /** The application providing it (EMQ X's `app`), e.g. `svc_rule_engine`, `svc_web_hook`. */
+  app: string
+  for: ActionFor
+  /** The resource types it binds to (`[]` for actions that need no resource). */
+  types: string[]
+  title: string
+  description: string
+  params: ParamSpecs
+  run: (selected: Record<string, unknown>, ctx: ActionContext) => Promise<void> | void
+}
+
+/** A resource type as code defines it (spec: Resource type). */
+export interface ResourceTypeDefinition {
+  name: string
+  /** The application providing it (EMQ X's `provider`). */
+  provider: string
+  title: string
+  description: string
+  /** The specs the resource's `config` is validated against. */
+  params: ParamSpecs
+  /** Whether a resource of this type works now; absent means always alive. */
+  healthCheck?: (resource: Resource, signal: AbortSignal) => Promise<boolean>
+}
+
+/** An action of a rule, as stored: `params.$resource` names the bound resource. */
+export interface RuleAction {
+  /** Unique id of this action instance, e.g. `inspect_1a2b3c4d` (metrics key). */
+  id: string
+  name: string
+  params: Record<string, unknown>
+}
+
+/** A rule as stored (spec: Rule). `metrics` are added when it is shown. */
+export interface Rule {
+  id: string
+  name?: string
+  /** The event the rule hangs on (events joined with `,` when FROM names several). */
+  for: string
+  rawsql: string
+  actions: RuleAction[]
+  enabled: boolean
+  description: string
+  /** When it was created, ms since epoch. */
+  created_at: number
+}
+
+/** A resource as stored (spec: Resource). */
+export interface Resource {
+  id: string
+  name?: string
+  type: string
+  config: Record<string, unknown>
+  description: string
+  /** Always the text `undefined`, as in the spec's examples (its meaning is not shown). */
+  attrs: 'undefined'
+  created_at: number
+}
+
+/** A rule's counters on one node (EMQ X 4's `metrics` item). */
+export interface RuleNodeMetrics {
+  node: string
+  /** SQL matches (the spec's hits). */
+  matched: number
+  /** Matches per second over the last sampling period (the hit rate). */
+  speed: number
+  /** The highest `speed` seen (peak hit rate). */
+  speed_max: number
+  /** Average `speed` over the last 5 minutes. */
+  speed_last5m: number
+  /** Evaluations that threw (the rule counted as not matching). */
+  failed: number
+}
+
+/** An action instance's counters on one node (EMQ X 4's action `metrics` item). */
+export interface ActionNodeMetrics {
+  node: string
+  /** Runs started. */
+  taken: number
+  success: number
+  failed: number
+}

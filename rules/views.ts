@@ -1,0 +1,76 @@
+/**
+ * Rules and resources as the API and the CLI show them: the stored record plus, per node,
+ * the counters (`metrics`, EMQ X 4's shape) or the health (`status`).
+ */
+import type { ActionNodeMetrics, Resource, Rule, RuleNodeMetrics } from './types.js'
+
+/** Every node's counters, as the `rules.metrics` node operation answers them. */
+export interface NodeRuleMetrics {
+  node: string
+  rules: Record<string, RuleNodeMetrics>
+  actions: Record<string, ActionNodeMetrics>
+}
+
+/** An action of a rule as shown: its counters on every node added. */
+export interface RuleActionView {
+  id: string
+  name: string
+  params: Record<string, unknown>
+  metrics: ActionNodeMetrics[]
+}
+
+/** A rule as shown (spec: Rule, plus `metrics` per node). */
+export interface RuleView {
+  id: string
+  name?: string
+  for: string
+  rawsql: string
+  actions: RuleActionView[]
+  enabled: boolean
+  description: string
+  metrics: RuleNodeMetrics[]
+}
+
+/** A resource as shown (spec: Resource); `status` per node in `show`. */
+export interface ResourceView {
+  id: string
+  name?: string
+  type: string
+  config: Record<string, unknown>
+  description: string
+  attrs: 'undefined'
+  status?: Array<{ node: string, is_alive: boolean }>
+}
+
+/** `rule` with the counters of every node that answered. */
+export function ruleView (rule: Rule, perNode: NodeRuleMetrics[]): RuleView {
+  const zero = (node: string): RuleNodeMetrics => ({ node, matched: 0, speed: 0, speed_max: 0, speed_last5m: 0, failed: 0 })
+  return {
+    id: rule.id,
+    ...(rule.name !== undefined ? { name: rule.name } : {}),
+    for: rule.for,
+    rawsql: rule.rawsql,
+    actions: rule.actions.map(a => ({
+      id: a.id,
+      name: a.name,
+      params: a.params,
+      metrics: perNode.flatMap(m => m.actions[a.id] ?? [])
+    })),
+    enabled: rule.enabled,
+    description: rule.description,
+    metrics: perNode.map(m => m.rules[rule.id] ?? zero(m.node))
+  }
+}
+
+/** `resource` as shown, with `status` when given. */
+export function resourceView (resource: Resource, status?: ResourceView['status']): ResourceView {
+  return {
+    id: resource.id,
+    ...(resource.name !== undefined ? { name: resource.name } : {}),
+    type: resource.type,
+    config: resource.config,
+    description: resource.description,
+    attrs: resource.attrs,
+    ...(status !== undefined ? { status } : {})
+  }
+}

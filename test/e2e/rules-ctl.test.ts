@@ -1,0 +1,129 @@
+/**
+ * `starling-ctl rules | rule-actions | resources | resource-types` through runCtl (in
+ * process) against a node: the spec's CLI table, EMQ X 4's output lines, the new ids
+ * printed by create, exit 1 with a clear message on bad input (and no change).
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runCtl } from '../../node/control/ctl-program.js'
+import { ALL_CTL_COMMANDS } from '../../node/ctl-commands.js'
+import { startTestNode, connect, closeClients, collect, waitFor, type TestNode } from '../helpers/node.js'
+import { ruleEngineOf } from '../../rules/engine.js'
+
+let node: TestNode
+let cwd: string
+beforeAll(async () => {
+  node = await startTestNode({ 'broker.sys_interval': '0' })
+  cwd = mkdtempSync(join(tmpdir(), 'starling-ctl-cwd-'))
+})
+afterAll(async () => {
+  await closeClients()
+  await node.destroy()
+  rmSync(cwd, { recursive: true, force: true })
+})
+
+async function ctl (...argv: string[]): Promise<{ code: number, out: string, err: string }> {
+  let out = ''
+  let err = ''
+  const code = await runCtl(argv, {
+    env: { STARLING_NODE__DATA_DIR: node.dataDir },
+    cwd,
+    stdout: { write: (s: string) => { out += s } },
+    stderr: { write: (s: string) => { err += s } }
+  }, ALL_CTL_COMMANDS)
+  return { code, out, err }
+}
+
+describe('starling-ctl resource-types and rule-actions', () => {
+  it('lists and shows resource types', async () => {
+    const list = await ctl('resource-types', 'list')
+    expect(list).toEqual({
+      code: 0,
+      err: '',
+      out: "resource_type(name='built_in', provider='svc_rule_engine', title='Built-In Resource Type', description='The built in resource type for debug purpose')\n" +
+        "resource_type(name='web_hook', provider='svc_web_hook', title='WebHook', description='WebHook: sends the selected data as an HTTP request with a JSON body')\n"
+    })
+    const show = await ctl('resource-types', 'show', 'web_hook')
+    expect(show.out).toMatch(/^resource_type\(name='web_hook', provider='svc_web_hook', title='WebHook', .*, params=\{"url":\{"type":"string","format":"url","required":true/)
+    expect(await ctl('resource-types', 'show', 'nope')).toEqual({ code: 1, out: '', err: 'resource type nope not found; known types: built_in, web_hook\n' })
+  })
+
+  it('lists actions, for an event type with -k, and shows one', async () => {
+    const list = await ctl('rule-actions', 'list')
+    expect(list.out.split('\n').filter(Boolean)).toHaveLength(6)
+    expect(list.out).toContain("action(name='republish', app='svc_rule_engine', for='$any', types=[], title='Republish', description='Republish a MQTT message to another topic')\n")
+    const connected = await ctl('rule-actions', 'list', '-k', 'client.connected')
+    expect(connected.out).not.toContain('web_hook:publish_action')
+    expect(connected.out.split('\n').filter(Boolean)).toHaveLength(5)
+    const show = await ctl('rule-actions', 'show', 'built_in:inspect_action')
+    expect(show.out).toMatch(/^action\(name='inspect', app='svc_rule_engine', for='\$any', types=\[\], title='Inspect \(debug\)', description='.*', params=\{\}\)\n$/)
+    expect((await ctl('rule-actions', 'show', 'nope')).code).toBe(1)
+  })
+})
+
+describe('starling-ctl resources and rules', () => {
+  it('creates, lists, shows (with status) and deletes a resource', async () => {
+    const created = await ctl('resources', 'create', 'web_hook', '-c', '{"url":"http://127.0.0.1:1/x"}', '-d', 'my hook')
+    expect(created.code).toBe(0)
+    const id = /^Resource (resource:[0-9a-f]{8}) created\n$/.exec(created.out)?.[1] as string
+    expect(id).toBeDefined()
+    const list = await ctl('resources', 'list', '-t', 'web_hook')
+    expect(list.out).toBe(`resource(id='${id}', type='web_hook', config={"url":"http://127.0.0.1:1/x","headers":{},"method":"POST","request_timeout":5000}, description='my hook')\n`)
+    expect((await ctl('resources', 'list', '-t', 'built_in')).out).toBe('')
+    const show = await ctl('resources', 'show', id)
+    expect(show.out).toContain(`, status=[{"node":"${node.name}","is_alive":false}], description='my hook')`)
+    expect(await ctl('resources', 'delete', id)).toEqual({ code: 0, out: 'ok\n', err: '' })
+    expect((await ctl('resources', 'list')).out).toBe('')
+  })
+
+  it('refuses bad resources with the reason, changing nothing', async () => {
+    expect(await ctl('resources', 'create', 'web_hook')).toEqual({ code: 1, out: '', err: 'resource type web_hook config: missing parameter url (The URL of the server (http:// or https://))\n' })
+    expect((await ctl('resources', 'create', 'web_hook', '-c', '{url:')).err).toMatch(/^-c is not JSON: /)
+    expect((await ctl('resources', 'create', 'nope')).err).toMatch(/^unknown resource type nope/)
+    expect((await ctl('resources', 'show', 'nope')).err).toBe('resource nope not found\n')
+    expect(ruleEngineOf(node).resources.list()).toEqual([])
+  })
+
+  it('creates a rule (printing its id), lists, shows, updates and deletes it; the rule runs', async () => {
+    const created = await ctl('rules', 'create', 'SELECT payload FROM "ctl/in"', '[{"name":"republish","params":{"target_topic":"ctl/out"}}]', '-d', 'from the CLI')
+    expect(created.err).toBe('')
+    const id = /^Rule (rule:[0-9a-f]{8}) created\n$/.exec(created.out)?.[1] as string
+    expect(id).toBeDefined()
+    const sub = await connect(node, { clientId: 'ctl-sub' })
+    await sub.subscribeAsync('ctl/out')
+    const got = collect(sub)
+    const pub = await connect(node, { clientId: 'ctl-pub' })
+    await pub.publishAsync('ctl/in', 'via cli')
+    await waitFor(() => got.length === 1, 'the republished message')
+
+    const show = await ctl('rules', 'show', id)
+    const actionId = ruleEngineOf(node).rules.get(id).actions[0].id
+    await waitFor(() => ruleEngineOf(node).actionMetrics(actionId).success === 1, 'the action counted')
+    expect((await ctl('rules', 'show', id)).out).toBe(
+      `rule(id='${id}', for='message.publish', rawsql='SELECT payload FROM "ctl/in"', ` +
+      `actions=[{"id":"${actionId}","name":"republish","params":{"target_topic":"ctl/out","target_qos":0,"target_retain":false,"payload_tmpl":"\${payload}"},"metrics":[{"node":"${node.name}","taken":1,"success":1,"failed":0}]}], ` +
+      `metrics=[{"node":"${node.name}","matched":1,"speed":0,"speed_max":0,"speed_last5m":0,"failed":0}], enabled='true', description='from the CLI')\n`)
+    expect(show.code).toBe(0)
+    expect((await ctl('rules', 'list')).out).toContain(`rule(id='${id}'`)
+    expect(JSON.parse((await ctl('rules', 'show', id, '--json')).out)).toMatchObject({ id, enabled: true })
+
+    expect(await ctl('rules', 'update', id, '-e', 'false', '-d', 'off')).toEqual({ code: 0, out: `Rule ${id} updated\n`, err: '' })
+    expect(ruleEngineOf(node).rules.get(id)).toMatchObject({ enabled: false, description: 'off' })
+    expect((await ctl('rules', 'update', id, '-s', 'SELECT * FROM "client.connected"', '-a', '[{"name":"do_nothing"}]')).code).toBe(0)
+    expect(ruleEngineOf(node).rules.get(id)).toMatchObject({ for: 'client.connected', actions: [{ name: 'do_nothing' }] })
+    expect(await ctl('rules', 'delete', id)).toEqual({ code: 0, out: 'ok\n', err: '' })
+    expect((await ctl('rules', 'list')).out).toBe('')
+  })
+
+  it('refuses bad rules with the reason, changing nothing', async () => {
+    expect((await ctl('rules', 'create', 'SELECT * FRM "t"', '[]')).err).toMatch(/^invalid SQL: /)
+    expect((await ctl('rules', 'create', 'SELECT * FROM "t"', '[{"name":"nope"}]')).err).toMatch(/^unknown action nope; known actions: /)
+    expect((await ctl('rules', 'create', 'SELECT * FROM "t"', 'not json')).err).toMatch(/^actions is not JSON: /)
+    expect((await ctl('rules', 'create', 'SELECT * FROM "t"', '[]', '-e', 'maybe')).err).toBe('--enabled must be true or false, got maybe\n')
+    expect(await ctl('rules', 'show', 'rule:nope')).toEqual({ code: 1, out: '', err: 'rule rule:nope not found\n' })
+    expect((await ctl('rules', 'delete', 'rule:nope')).code).toBe(1)
+    expect((await ctl('rules', 'update', 'rule:nope', '-e', 'true')).code).toBe(1)
+    expect(ruleEngineOf(node).rules.list()).toEqual([])
+  })
+})

@@ -1,0 +1,24 @@
+/** `${key}` placeholders: nested keys, JSON strings on the way, typed whole-value placeholders. */
+import { fillString, fillTemplate, lookup } from '../../../rules/template.js'
+
+const data = { clientid: 'c1', qos: 1, payload: '{"x":{"y":7}}', map: { a: [1, 2] }, empty: null }
+
+describe('placeholders', () => {
+  it('fills keys, nested paths and paths into a JSON payload', () => {
+    expect(fillString('${clientid}/${qos}', data)).toBe('c1/1')
+    expect(fillString('x=${payload.x.y}', data)).toBe('x=7')
+    expect(fillString('${map}', data)).toBe('{"a":[1,2]}')
+    expect(fillString('[${missing}][${empty}]', data)).toBe('[][]')
+    expect(fillString('no placeholder', data)).toBe('no placeholder')
+  })
+
+  it('keeps the type of a value that fills a whole template string', () => {
+    expect(fillTemplate({ id: '${clientid}', q: '${qos}', text: 'q=${qos}', nested: ['${map.a}'] }, data))
+      .toEqual({ id: 'c1', q: 1, text: 'q=1', nested: [[1, 2]] })
+  })
+
+  it('looks up a key containing a dot before a nested path', () => {
+    expect(lookup({ 'a.b': 1, a: { b: 2 } }, 'a.b')).toBe(1)
+    expect(lookup({ a: { b: 2 } }, ' a.b ')).toBe(2)
+  })
+})
