@@ -116,14 +116,27 @@ export function compileStatement (sql: string, lookupFunction: FunctionLookup, l
 function compileSelect (ast: Statement, env: CompileEnv): (cols: Record<string, unknown>) => SqlOutcome {
   const fields = ast.fields.map(f => compileField(f, env))
   const where = ast.where === null ? null : compileExpr(ast.where, env)
+  // WHERE reads names from the selection built so far, then from the columns. When it names
+  // nothing a field writes (`*` only copies columns), it sees the same values before the fields
+  // run: test it first, so a rule that does not match costs no SELECT work (most rules on a busy
+  // event do not match).
+  const written = fieldNames(ast.fields)
+  const whereFirst = where !== null && !namesUsed(ast.where!).some(n => written.has(n))
   return cols => {
     const s = newScope(cols)
+    if (whereFirst) {
+      try {
+        if (where!(s) !== true) return NOMATCH
+      } catch (err) {
+        return failure('match_conditions_error', err)
+      }
+    }
     try {
       for (let i = 0; i < fields.length; i++) fields[i](s)
     } catch (err) {
       return failure('select_and_transform_error', err)
     }
-    if (where !== null) {
+    if (where !== null && !whereFirst) {
       try {
         if (where(s) !== true) return NOMATCH
       } catch (err) {
@@ -232,6 +245,42 @@ function compileTarget (steps: AliasStep[], env: CompileEnv): PutStep[] {
  * same path (`payload.x[2]` writes `{payload: {x: [..]}}`), a trailing range is dropped, a
  * string constant is its text; anything else is keyed by the expression as written.
  */
+/** The top-level output names the fields write (explicit aliases and inferred ones). */
+function fieldNames (fields: Field[]): Set<string> {
+  const names = new Set<string>()
+  for (const f of fields) {
+    if (f.kind !== 'expr') continue
+    const target = f.alias ?? inferAlias(f)
+    const first = target[0]
+    if (first !== undefined && first.kind === 'key') names.add(first.key)
+    else names.add(f.text)
+  }
+  return names
+}
+
+/** The names an expression looks up (roots of paths included). */
+function namesUsed (e: Expr, out: string[] = []): string[] {
+  switch (e.kind) {
+    case 'var': out.push(e.name); break
+    case 'path':
+      namesUsed(e.root, out)
+      for (const st of e.steps) if (st.kind === 'index') namesUsed(st.index, out)
+      break
+    case 'list': for (const x of e.items) namesUsed(x, out); break
+    case 'neg': case 'not': namesUsed(e.arg, out); break
+    case 'arith': case 'compare': case 'logic': namesUsed(e.left, out); namesUsed(e.right, out); break
+    case 'in': namesUsed(e.arg, out); for (const x of e.items) namesUsed(x, out); break
+    case 'case':
+      if (e.subject !== null) namesUsed(e.subject, out)
+      for (const w of e.whens) { namesUsed(w.when, out); namesUsed(w.then, out) }
+      if (e.otherwise !== null) namesUsed(e.otherwise, out)
+      break
+    case 'call': for (const x of e.args) namesUsed(x, out); break
+    default: break
+  }
+  return out
+}
+
 function inferAlias (f: Extract<Field, { kind: 'expr' }>): AliasStep[] {
   const e = f.expr
   if (e.kind === 'var') return [{ kind: 'key', key: e.name }]

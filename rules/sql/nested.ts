@@ -27,8 +27,26 @@ export function newScope (cols: Record<string, unknown>): Scope {
   return { sel: {}, cols, rawJson: undefined, json: undefined }
 }
 
-function parseJson (raw: string | Buffer): unknown {
-  return JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'))
+const NOT_JSON = Symbol('not JSON')
+
+/**
+ * Decoded payloads per columns object: the runtime builds one columns object per event and
+ * runs every rule of that event on it, so a payload is parsed once per event, not per rule.
+ * (Decoded values are never mutated: aliases that write into them copy.)
+ */
+const decodedByColumns = new WeakMap<object, { raw: unknown, json: unknown }>()
+
+function parseJson (raw: string | Buffer, cols: Record<string, unknown>): unknown {
+  const shared = decodedByColumns.get(cols)
+  if (shared !== undefined && shared.raw === raw) return shared.json
+  let json: unknown
+  try {
+    json = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'))
+  } catch {
+    json = NOT_JSON
+  }
+  decodedByColumns.set(cols, { raw, json })
+  return json
 }
 
 /**
@@ -38,11 +56,9 @@ function parseJson (raw: string | Buffer): unknown {
 export function decodePayload (v: unknown, s: Scope): unknown {
   if (!isBinary(v)) return v
   if (v === s.rawJson) return s.json
-  try {
-    s.json = parseJson(v)
-  } catch {
-    throw new SqlEvalError('decode_json_failed', `the payload is not JSON: ${describe(v)}`)
-  }
+  const json = parseJson(v, s.cols)
+  if (json === NOT_JSON) throw new SqlEvalError('decode_json_failed', `the payload is not JSON: ${describe(v)}`)
+  s.json = json
   s.rawJson = v
   return s.json
 }
@@ -50,14 +66,11 @@ export function decodePayload (v: unknown, s: Scope): unknown {
 /** A binary met inside a path (`p.a` where `p` is the raw payload): its JSON, or undefined. */
 function decodeLoose (v: string | Buffer, s: Scope): unknown {
   if (v === s.rawJson) return s.json
-  try {
-    const json = parseJson(v)
-    s.rawJson = v
-    s.json = json
-    return json
-  } catch {
-    return undefined
-  }
+  const json = parseJson(v, s.cols)
+  if (json === NOT_JSON) return undefined
+  s.rawJson = v
+  s.json = json
+  return json
 }
 
 /** `v.key`: a map's own key; a binary is read as JSON first; anything else gives undefined. */

@@ -135,7 +135,20 @@ describe('rule SQL SELECT', () => {
     it('decodes a payload once per run, however many paths read it', () => {
       const spy = jest.spyOn(JSON, 'parse')
       try {
-        compileSql('SELECT payload.temp AS a, payload.a.b AS b, payload.list[1] AS c FROM "t/#" WHERE payload.temp > 1').run(MSG)
+        // fresh columns: decoded payloads are cached per columns object (one event)
+        compileSql('SELECT payload.temp AS a, payload.a.b AS b, payload.list[1] AS c FROM "t/#" WHERE payload.temp > 1').run({ ...MSG })
+        expect(spy).toHaveBeenCalledTimes(1)
+      } finally {
+        spy.mockRestore()
+      }
+    })
+
+    it('decodes a payload once per event, however many rules read it', () => {
+      const rules = [1, 2, 3].map(n => compileSql(`SELECT * FROM "t/#" WHERE payload.temp = ${n}`))
+      const spy = jest.spyOn(JSON, 'parse')
+      try {
+        const event = { ...MSG }
+        for (const rule of rules) rule.run(event)
         expect(spy).toHaveBeenCalledTimes(1)
       } finally {
         spy.mockRestore()
