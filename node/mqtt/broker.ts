@@ -42,17 +42,7 @@ export class Broker {
   private constructor (private readonly settings: BrokerSettings, private readonly c: BrokerComponents, aedes: any, router: MessageRouter) {
     this.aedes = aedes
     this.router = router
-    this.limits = {
-      receiveMaximum: settings.maxInflight,
-      maxQos: settings.maxQos,
-      retainAvailable: settings.retainAvailable,
-      maxPacketSize: settings.maxPacketSize,
-      highWaterMark: 64 * 1024,
-      dropThreshold: 8 * 1024 * 1024,
-      sharedSubscription: settings.sharedSubscription,
-      wildcardSubscription: settings.wildcardSubscription,
-      maxTopicLevels: settings.maxTopicLevels
-    }
+    this.limits = limitsFrom(settings)
   }
 
   /** Creates and starts the MQTT core (aedes and its persistence set up, no listener yet). */
@@ -129,14 +119,8 @@ export class Broker {
   applySettings (next: BrokerSettings): void {
     const { sessionExpiryMs: _kept, ...live } = next
     Object.assign(this.settings, live)
-    const limits = this.limits
-    limits.maxPacketSize = next.maxPacketSize
-    limits.maxQos = next.maxQos
-    limits.retainAvailable = next.retainAvailable
-    limits.receiveMaximum = next.maxInflight
-    limits.sharedSubscription = next.sharedSubscription
-    limits.wildcardSubscription = next.wildcardSubscription
-    limits.maxTopicLevels = next.maxTopicLevels
+    // same object: every wire holds a reference to it
+    Object.assign(this.limits, limitsFrom(next))
     const aedes = this.aedes
     aedes.maximumPacketSize = next.maxPacketSize
     aedes.maxClientsIdLength = next.maxClientIdLen
@@ -420,6 +404,21 @@ export class Broker {
         mountpoint: undefined
       })
     }
+  }
+}
+
+/** What the wires enforce, from the broker settings. */
+function limitsFrom (settings: BrokerSettings): WireLimits {
+  return {
+    receiveMaximum: settings.maxInflight,
+    maxQos: settings.maxQos,
+    retainAvailable: settings.retainAvailable,
+    maxPacketSize: settings.maxPacketSize,
+    highWaterMark: 64 * 1024, // bytes buffered per socket before writers wait for 'drain'
+    dropThreshold: 8 * 1024 * 1024, // unsent bytes per socket above which QoS 0 is dropped
+    sharedSubscription: settings.sharedSubscription,
+    wildcardSubscription: settings.wildcardSubscription,
+    maxTopicLevels: settings.maxTopicLevels
   }
 }
 
