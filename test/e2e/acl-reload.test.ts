@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { startTestNode, connect, closeClients, collect, waitFor, type TestNode } from '../helpers/node.js'
 import { pubackCode } from '../helpers/mqtt.js'
 import { ACL_CTL_COMMANDS, AclFileError, type AclService } from '../../node/acl/index.js'
-import { runCtl } from '../../node/control/index.js'
+import { runCtlOn } from '../helpers/ctl.js'
 
 let dir: string
 let file: string
@@ -18,15 +18,7 @@ let acl: AclService
 
 /** Runs `starling-ctl` with the ACL commands against the test node's control socket. */
 async function ctl (...argv: string[]): Promise<{ code: number, out: string, err: string }> {
-  let out = ''
-  let err = ''
-  const code = await runCtl(argv, {
-    env: { STARLING_NODE__DATA_DIR: node.dataDir, STARLING_NODE__NAME: node.name },
-    cwd: dir,
-    stdout: { write: (s: string) => { out += s } },
-    stderr: { write: (s: string) => { err += s } }
-  }, ACL_CTL_COMMANDS)
-  return { code, out, err }
+  return await runCtlOn(node, argv, { cwd: dir, commands: ACL_CTL_COMMANDS, env: { STARLING_NODE__NAME: node.name } })
 }
 
 beforeEach(async () => {

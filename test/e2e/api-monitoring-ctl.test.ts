@@ -6,11 +6,10 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCtl } from '../../node/control/ctl-program.js'
-import { ALL_CTL_COMMANDS } from '../../node/ctl-commands.js'
 import { METRIC_NAMES } from '../../node/metrics.js'
 import { STAT_NAMES } from '../../node/stats.js'
 import { startTestNode, connect, closeClients, waitFor, type TestNode } from '../helpers/node.js'
+import { runCtlOn } from '../helpers/ctl.js'
 
 let node: TestNode
 let cwd: string
@@ -25,15 +24,7 @@ afterAll(async () => {
 afterEach(async () => { await closeClients() })
 
 async function ctl (...argv: string[]): Promise<{ code: number, out: string, err: string }> {
-  let out = ''
-  let err = ''
-  const code = await runCtl(argv, {
-    env: { STARLING_NODE__DATA_DIR: node.dataDir },
-    cwd,
-    stdout: { write: (s: string) => { out += s } },
-    stderr: { write: (s: string) => { err += s } }
-  }, ALL_CTL_COMMANDS)
-  return { code, out, err }
+  return await runCtlOn(node, argv, { cwd })
 }
 
 describe('starling-ctl broker', () => {

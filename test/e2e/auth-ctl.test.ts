@@ -8,11 +8,11 @@ import { PROJECT_ROOT } from '../helpers/process.js'
 import { closeClients, connect, type TestNode } from '../helpers/node.js'
 import { startPluginNode, shippedPluginConf, type PluginNode } from '../node/plugins/harness.js'
 import { loadPluginConfig } from '../../node/config/index.js'
-import { runCtl } from '../../node/control/ctl-program.js'
 import { CTL_COMMANDS } from '../../node/control/commands.js'
 import {
   svcAuthUsername, createAuthClientids, AUTH_CTL_COMMANDS, registerAuthControl, type CredentialPluginInstance
 } from '../../node/auth/index.js'
+import { runCtlOn } from '../helpers/ctl.js'
 
 const COMMANDS = [...CTL_COMMANDS, ...AUTH_CTL_COMMANDS]
 const AUTH_PLUGINS = ['svc_auth_clientid', 'svc_auth_username']
@@ -27,15 +27,7 @@ async function load (name: string, overrides: Record<string, string> = {}): Prom
 
 /** Runs starling-ctl in-process against `node`; resolves with exit code and output. */
 async function ctlOn (node: TestNode, ...argv: string[]): Promise<{ code: number, out: string, err: string }> {
-  let out = ''
-  let err = ''
-  const code = await runCtl(argv, {
-    env: { STARLING_NODE__DATA_DIR: node.dataDir },
-    cwd: PROJECT_ROOT,
-    stdout: { write: (s: string) => { out += s } },
-    stderr: { write: (s: string) => { err += s } }
-  }, COMMANDS)
-  return { code, out, err }
+  return await runCtlOn(node, argv, { cwd: PROJECT_ROOT, commands: COMMANDS })
 }
 
 /** Runs starling-ctl against the shared test node. */

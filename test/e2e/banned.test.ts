@@ -6,8 +6,8 @@ import type { IClientOptions } from 'mqtt'
 import { startTestNode, closeClients, connect, waitFor, type TestNode } from '../helpers/node.js'
 import { closeOpened, refusedConnack } from '../helpers/mqtt.js'
 import { PROJECT_ROOT } from '../helpers/process.js'
-import { runCtl } from '../../node/control/ctl-program.js'
 import { BANNED_CTL_COMMANDS, type BannedService } from '../../node/banned/index.js'
+import { runCtlOn } from '../helpers/ctl.js'
 
 /** Expects `opts` to be refused as banned: CONNACK 0x8A for MQTT 5, 5 for MQTT 3.1.1. */
 async function expectBanned (node: TestNode, opts: IClientOptions): Promise<void> {
@@ -87,15 +87,7 @@ describe('banned entries across a restart', () => {
 
 describe('starling-ctl banned', () => {
   async function ctl (...argv: string[]): Promise<{ code: number, out: string, err: string }> {
-    let out = ''
-    let err = ''
-    const code = await runCtl(argv, {
-      env: { STARLING_NODE__DATA_DIR: node.dataDir },
-      cwd: PROJECT_ROOT,
-      stdout: { write: (s: string) => { out += s } },
-      stderr: { write: (s: string) => { err += s } }
-    }, BANNED_CTL_COMMANDS)
-    return { code, out, err }
+    return await runCtlOn(node, argv, { cwd: PROJECT_ROOT, commands: BANNED_CTL_COMMANDS })
   }
 
   it('adds an entry that refuses the client, lists it and deletes it', async () => {

@@ -5,12 +5,12 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCtl } from '../../node/control/ctl-program.js'
 import { CTL_COMMANDS } from '../../node/control/commands.js'
 import { callControl } from '../../node/control/client.js'
 import { PLUGIN_CTL_COMMANDS } from '../../node/plugins/control.js'
 import { connect, closeClients } from '../helpers/node.js'
 import { startPluginNode, type PluginNode } from '../node/plugins/harness.js'
+import { runCtlOn } from '../helpers/ctl.js'
 
 let p: PluginNode
 let cwd: string
@@ -27,15 +27,7 @@ afterEach(async () => { await closeClients() })
 
 /** Runs starling-ctl against the test node; resolves with the exit code and output. */
 async function ctl (...argv: string[]): Promise<{ code: number, out: string, err: string }> {
-  let out = ''
-  let err = ''
-  const code = await runCtl(argv, {
-    env: { STARLING_NODE__DATA_DIR: p.node.dataDir },
-    cwd,
-    stdout: { write: (s: string) => { out += s } },
-    stderr: { write: (s: string) => { err += s } }
-  }, [...CTL_COMMANDS, ...PLUGIN_CTL_COMMANDS])
-  return { code, out, err }
+  return await runCtlOn(p.node, argv, { cwd, commands: [...CTL_COMMANDS, ...PLUGIN_CTL_COMMANDS] })
 }
 
 /** The error code the node answers for a command, as it travels on the control socket. */
