@@ -3,6 +3,7 @@ import { loadConfig, ConfigError } from '../node/config/index.js'
 import { createLogger } from '../node/logger.js'
 import { startNode } from '../node/node.js'
 import { VERSION } from '../node/version.js'
+import { managementApi } from '../api/plugin.js'
 
 /**
  * `starling [--config <file>]`: runs one node in the foreground until SIGTERM or SIGINT,
@@ -35,6 +36,14 @@ export async function main (argv: string[]): Promise<void> {
     logger.flush?.()
     process.exit(1)
   }
+  // As EMQ X does, say where the node listens whatever the log level (port 0 shows the port it got)
+  for (const listener of node.listeners) {
+    const info = listener.info()
+    console.log(`Start ${info.protocol} listener on ${info.listen_on} successfully.`)
+  }
+  const api = managementApi(node)
+  if (api !== undefined) console.log(`Start http:management listener on ${api.listenOn} successfully.`)
+  console.log(`Starling ${VERSION} (${node.name}) is running now!`)
   let signalled = false
   const shutdown = (signal: string): void => {
     if (signalled) return

@@ -145,5 +145,7 @@ describe('configuration errors', () => {
     // the logged port is the one that accepts MQTT connections
     const client = await connectTo(line!.port, { protocolVersion: 4 })
     expect(client.connected).toBe(true)
+    // and the console says it whatever the log level, as EMQ X does
+    expect(node.stdout()).toContain(`Start mqtt:tcp listener on 127.0.0.1:${line!.port} successfully.`)
   })
 })
