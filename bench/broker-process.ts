@@ -23,6 +23,8 @@ export interface BrokerTarget {
   unavailable (): string | null
   /** Command, arguments and extra environment for a broker on `port`, with `dataDir` free to use. */
   command (port: number, dataDir: string): { file: string, args: string[], env: Record<string, string> }
+  /** Optional set-up once the MQTT port accepts connections, before any load (e.g. creating rules). */
+  ready?: () => Promise<void>
 }
 
 /** A broker child process. */
@@ -185,6 +187,7 @@ export async function startBroker (target: BrokerTarget, fdLimit: number, cwd: s
   }
   try {
     await waitForPort(port, child, 20_000)
+    await target.ready?.()
   } catch (err) {
     await stop()
     throw new Error(`${target.name} (${file} ${args.join(' ')}) ${(err as Error).message}\n${tail}`)

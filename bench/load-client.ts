@@ -123,7 +123,7 @@ export class LoadClient implements FrameSink {
     ;(this.batch as Buffer).copy(out, 0, 0, n * size)
     const stamp = nowUs()
     for (let i = 0, at = 0; i < n; i++, at += size) {
-      out.writeDoubleBE(stamp, at + template.payloadOffset)
+      if (template.stamped) out.writeDoubleBE(stamp, at + template.payloadOffset)
       if (qos1) {
         out.writeUInt16BE(this.nextPacketId, at + template.packetIdOffset)
         this.nextPacketId = this.nextPacketId === 0xffff ? 1 : this.nextPacketId + 1

@@ -18,6 +18,11 @@ export interface PublisherSpec {
   inflightWindow: number
   /** Payload size in bytes (at least 8: the timestamp). */
   payloadSize: number
+  /**
+   * When set, every payload is the JSON text `{"temp":<jsonTemp>}` padded with spaces to
+   * `payloadSize`, and carries no timestamp (latency is not recorded). For the rule-engine bench.
+   */
+  jsonTemp?: number
 }
 
 /** How the subscribers of a run behave. */

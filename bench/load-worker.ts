@@ -19,7 +19,8 @@ const ctx: ClientContext = {
   counters: new Float64Array(plan.counters),
   base: plan.workerIndex * COUNTER_SLOTS,
   histogram,
-  recording: () => Atomics.load(control, Control.RECORDING) === 1
+  // JSON payloads carry no send time: nothing to record.
+  recording: () => plan.publisher.jsonTemp === undefined && Atomics.load(control, Control.RECORDING) === 1
 }
 
 const publishers: LoadClient[] = []
@@ -53,7 +54,7 @@ async function setup (): Promise<void> {
   await openBatched(plan.publishers.map((i) => `${prefix}-pub${i}`), publishers)
   plan.publishers.forEach((index, k) => {
     const topic = plan.publisher.topic.replace('{i}', String(index))
-    publishers[k].preparePublisher(encodePublishTemplate(topic, plan.publisher.qos, plan.publisher.payloadSize))
+    publishers[k].preparePublisher(encodePublishTemplate(topic, plan.publisher.qos, plan.publisher.payloadSize, plan.publisher.jsonTemp))
   })
   await openBatched(Array.from({ length: plan.idle }, (_, i) => `${prefix}-idle${i}`), idle)
 }

@@ -39,17 +39,24 @@ export interface PublishTemplate {
   payloadOffset: number
   /** Offset of the 2-byte packet identifier, or -1 for QoS 0. */
   packetIdOffset: number
+  /** False for a JSON payload: the send time is not patched in. */
+  stamped: boolean
 }
 
-/** Encodes a PUBLISH template for `topic` with a payload of `payloadSize` bytes (at least 8). */
-export function encodePublishTemplate (topic: string, qos: 0 | 1, payloadSize: number): PublishTemplate {
-  const size = Math.max(payloadSize, TIMESTAMP_BYTES)
-  const payload = Buffer.alloc(size, 0x2e)
+/**
+ * Encodes a PUBLISH template for `topic` with a payload of `payloadSize` bytes (at least 8).
+ * With `jsonTemp`, the payload is `{"temp":<jsonTemp>}` padded with spaces (valid JSON) and unstamped.
+ */
+export function encodePublishTemplate (topic: string, qos: 0 | 1, payloadSize: number, jsonTemp?: number): PublishTemplate {
+  const json = jsonTemp === undefined ? null : Buffer.from(JSON.stringify({ temp: jsonTemp }))
+  const size = Math.max(payloadSize, json?.length ?? TIMESTAMP_BYTES)
+  const payload = Buffer.alloc(size, json === null ? 0x2e : 0x20)
+  json?.copy(payload)
   const bytes = qos === 0
     ? mqttPacket.generate({ cmd: 'publish', topic, payload, qos: 0, retain: false, dup: false })
     : mqttPacket.generate({ cmd: 'publish', topic, payload, qos: 1, messageId: 1, retain: false, dup: false })
   const payloadOffset = bytes.length - size
-  return { bytes, payloadOffset, packetIdOffset: qos === 0 ? -1 : payloadOffset - 2 }
+  return { bytes, payloadOffset, packetIdOffset: qos === 0 ? -1 : payloadOffset - 2, stamped: json === null }
 }
 
 /**

@@ -50,4 +50,19 @@ export class SqlEvalError extends Error {
   constructor (readonly reason: string, message: string) {
     super(message)
   }
+
+  /**
+   * An evaluation failure without a stack trace. Failures on the per-message path (a payload
+   * that is not JSON, met by every rule that reads it) are counted and rarely logged; capturing
+   * a stack for each was most of the cost of 100 rules on such a message.
+   */
+  static cheap (reason: string, message: string): SqlEvalError {
+    const limit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
+    try {
+      return new SqlEvalError(reason, message)
+    } finally {
+      Error.stackTraceLimit = limit
+    }
+  }
 }

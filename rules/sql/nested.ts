@@ -34,7 +34,7 @@ const NOT_JSON = Symbol('not JSON')
  * runs every rule of that event on it, so a payload is parsed once per event, not per rule.
  * (Decoded values are never mutated: aliases that write into them copy.)
  */
-const decodedByColumns = new WeakMap<object, { raw: unknown, json: unknown }>()
+const decodedByColumns = new WeakMap<object, { raw: unknown, json: unknown, error?: SqlEvalError }>()
 
 function parseJson (raw: string | Buffer, cols: Record<string, unknown>): unknown {
   const shared = decodedByColumns.get(cols)
@@ -57,7 +57,11 @@ export function decodePayload (v: unknown, s: Scope): unknown {
   if (!isBinary(v)) return v
   if (v === s.rawJson) return s.json
   const json = parseJson(v, s.cols)
-  if (json === NOT_JSON) throw new SqlEvalError('decode_json_failed', `the payload is not JSON: ${describe(v)}`)
+  if (json === NOT_JSON) {
+    // one error per event, thrown for every rule that reads this payload
+    const shared = decodedByColumns.get(s.cols)!
+    throw (shared.error ??= SqlEvalError.cheap('decode_json_failed', `the payload is not JSON: ${describe(v)}`))
+  }
   s.json = json
   s.rawJson = v
   return s.json
