@@ -94,11 +94,6 @@ export class MessageRouter {
     for (const filter of this.entries.keys()) if (!this.internalFilters.has(filter)) yield filter
   }
 
-  /** True when some local subscriber's filter matches `topic`. */
-  hasSubscribers (topic: string): boolean {
-    return this.lookup(topic).length > 0
-  }
-
   /** mqemitter API: add a listener for `topic` (a filter, possibly shared). */
   on (topic: string, fn: Listener, done?: () => void): this {
     let shared = null

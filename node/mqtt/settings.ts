@@ -37,25 +37,6 @@ export interface BrokerSettings {
   idleTimeoutMs: number
 }
 
-/** Defaults matching etc/starling.conf, for tests and embedding. */
-export const DEFAULT_BROKER_SETTINGS: BrokerSettings = {
-  nodeName: 'starling@127.0.0.1',
-  allowAnonymous: true,
-  maxPacketSize: 1024 * 1024, // 1MB
-  maxClientIdLen: 65535,
-  maxTopicLevels: 0,
-  maxQos: 2,
-  maxTopicAlias: 65535,
-  retainAvailable: true,
-  wildcardSubscription: true,
-  sharedSubscription: true,
-  sharedStrategy: 'random',
-  serverKeepalive: 0,
-  maxInflight: 32,
-  sessionExpiryMs: 2 * 3600 * 1000, // 2h
-  idleTimeoutMs: 15000 // 15s
-}
-
 /** Reads the broker settings from a loaded node configuration. */
 export function brokerSettingsFrom (cfg: Record<string, any>): BrokerSettings {
   return {
