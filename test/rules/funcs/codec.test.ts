@@ -1,13 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib'
-import { applyFunction, ConversionError, lookupFunction } from '../../../rules/funcs/index.js'
+import { ConversionError } from '../../../rules/funcs/index.js'
+import { call } from './call.js'
 
-/** Calls a function by its SQL name as the compiler would (arity checked). */
-function call (name: string, ...args: unknown[]): unknown {
-  const f = lookupFunction(name)
-  if (f === undefined) throw new Error(`unknown function ${name}`)
-  if (args.length < f.minArgs || args.length > f.maxArgs) throw new Error(`${name} does not take ${args.length} arguments`)
-  return applyFunction(f, args, {})
-}
 
 describe('hashes', () => {
   it('give lower-case hex digests of the UTF-8 bytes', () => {

@@ -1,13 +1,6 @@
-import { applyFunction, ConversionError, lookupFunction } from '../../../rules/funcs/index.js'
+import { ConversionError } from '../../../rules/funcs/index.js'
+import { call, callWith } from './call.js'
 
-/** Calls a function as the compiler would, with the event's columns. */
-function callWith (columns: Record<string, unknown>, name: string, ...args: unknown[]): unknown {
-  const f = lookupFunction(name)
-  if (f === undefined) throw new Error(`unknown function ${name}`)
-  if (args.length < f.minArgs || args.length > f.maxArgs) throw new Error(`${name} does not take ${args.length} arguments`)
-  return applyFunction(f, args, columns)
-}
-const call = (name: string, ...args: unknown[]): unknown => callWith({}, name, ...args)
 
 describe('event readers', () => {
   const emqx = { id: 'abc', clientid: 'c1', username: 'u1', peerhost: '10.0.0.1', topic: 't/a/b', qos: 1, flags: { retain: true }, payload: '{"x":1}' }

@@ -1,12 +1,6 @@
-import { applyFunction, ConversionError, lookupFunction } from '../../../rules/funcs/index.js'
+import { ConversionError } from '../../../rules/funcs/index.js'
+import { call } from './call.js'
 
-/** Calls a function by its SQL name as the compiler would (arity checked). */
-function call (name: string, ...args: unknown[]): unknown {
-  const f = lookupFunction(name)
-  if (f === undefined) throw new Error(`unknown function ${name}`)
-  if (args.length < f.minArgs || args.length > f.maxArgs) throw new Error(`${name} does not take ${args.length} arguments`)
-  return applyFunction(f, args, {})
-}
 
 // 2024-02-29T16:00:00.123456789Z, a leap day
 const NS = 1709222400123456789n

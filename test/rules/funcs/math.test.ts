@@ -1,13 +1,6 @@
-import { applyFunction, ConversionError, lookupOperator, lookupFunction } from '../../../rules/funcs/index.js'
+import { ConversionError, lookupOperator } from '../../../rules/funcs/index.js'
+import { call } from './call.js'
 
-/** Calls a function by its SQL name as the compiler would: arity checked, columns passed. */
-function callWith (columns: Record<string, unknown>, name: string, ...args: unknown[]): unknown {
-  const f = lookupFunction(name)
-  if (f === undefined) throw new Error(`unknown function ${name}`)
-  if (args.length < f.minArgs || args.length > f.maxArgs) throw new Error(`${name} does not take ${args.length} arguments`)
-  return applyFunction(f, args, columns)
-}
-const call = (name: string, ...args: unknown[]): unknown => callWith({}, name, ...args)
 
 const op = (name: string, x: unknown, y: unknown): unknown => lookupOperator(name)?.fn(x, y)
 
