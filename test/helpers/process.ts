@@ -13,6 +13,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import { envVarName } from '../../node/config/index.js'
+import { EPHEMERAL } from './node.js'
 
 /** The checkout's root: the programs run from here, so `etc/starling.conf` is their default config. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url))
@@ -29,17 +31,13 @@ const LISTENER_KEYS = {
 export type ListenerProtocol = keyof typeof LISTENER_KEYS
 
 /**
- * `STARLING_*` variables every spawned node gets: every listener on loopback port 0, info
+ * `STARLING_*` variables every spawned node gets: the in-process test nodes' overrides (every
+ * listener on loopback port 0, the API secret `public`) as environment variables, and info
  * logs (the 'listener started' lines are at info). `node.data_dir` is added per node.
  */
 export const EPHEMERAL_ENV: Readonly<Record<string, string>> = {
-  STARLING_LISTENER__TCP__EXTERNAL: '127.0.0.1:0',
-  STARLING_LISTENER__SSL__EXTERNAL: '127.0.0.1:0',
-  STARLING_LISTENER__WS__EXTERNAL: '127.0.0.1:0',
-  STARLING_LISTENER__WSS__EXTERNAL: '127.0.0.1:0',
-  STARLING_MANAGEMENT__LISTENER__HTTP: '127.0.0.1:0',
-  STARLING_DASHBOARD__LISTENER__HTTP: '127.0.0.1:0',
-  STARLING_CLUSTER__LISTEN: '127.0.0.1:0',
+  // the in-process nodes' overrides, as the environment variables a process reads
+  ...Object.fromEntries(Object.entries(EPHEMERAL).map(([key, value]) => [envVarName(key), value])),
   STARLING_LOG__LEVEL: 'info'
 }
 
