@@ -3,6 +3,8 @@ import { dirname, join, resolve } from 'node:path'
 import type { Logger } from './logger.js'
 import { type StarlingConfig, resolvePath, ensureDevCertificates } from './config/index.js'
 import { createStore, type Store } from './store/index.js'
+import { SharedData } from './store/shared.js'
+import { startCluster, type Cluster } from '../cluster/index.js'
 import { createStorePersistence } from './mqtt/persistence.js'
 import { Broker } from './mqtt/broker.js'
 import { SessionExpiry } from './mqtt/session-expiry.js'
@@ -22,6 +24,8 @@ export interface StarlingNode {
   readonly config: StarlingConfig
   readonly logger: Logger
   readonly store: Store
+  /** Cluster-wide data (rules, resources, schemas, banned, auth users, apps): replicated store tables. */
+  readonly shared: SharedData
   readonly broker: Broker
   readonly metrics: Metrics
   /** The hooks bus (spec event names); rules, $SYS, trace and the cluster listen here. */
@@ -36,6 +40,8 @@ export interface StarlingNode {
   readonly rpc: NodeRpc
   /** The node's services (ACL, banned list, plugins, $SYS ...), started after the MQTT core. */
   readonly services: NodeServices
+  /** The node's part in the cluster (mesh, routes, sessions, data); started after the services. */
+  readonly cluster: Cluster
   /** The bound port of a listener by protocol (`mqtt:tcp` ...), for tests and logs. */
   port: (protocol: ListenerSpec['protocol']) => number
   /** Stops accepting, disconnects clients (v5: 0x8B), flushes and closes the store. */
@@ -70,6 +76,7 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
   const cleanups: Array<() => Promise<void>> = [() => store.close()]
   try {
     const persistence = createStorePersistence({ store, logger })
+    const shared = new SharedData(store, name)
     const hooks = new HooksBus(logger.child({ component: 'hooks' }))
     const settings = brokerSettingsFrom(config)
     const broker = await Broker.create(settings, { logger: logger.child({ component: 'mqtt' }), metrics, hooks, persistence })
@@ -87,13 +94,20 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
     cleanups.unshift(() => control.stop())
     let stopping: Promise<void> | null = null
     const node: StarlingNode = {
-      config, logger, store, broker, metrics, hooks, listeners, control, name, startedAt, services: {} as NodeServices,
+      config, logger, store, shared, broker, metrics, hooks, listeners, control, name, startedAt, services: {} as NodeServices, cluster: undefined as unknown as Cluster,
       rpc: undefined as unknown as NodeRpc,
       port: (protocol) => listeners.find(l => l.spec.protocol === protocol)?.port ?? 0,
       stop: () => (stopping ??= runAll(cleanups, logger))
     }
     ;(node as { rpc: NodeRpc }).rpc = new NodeRpc(node)
     await startServices(node, { cwd, etcDir: init.etcDir, env: init.env }, (stop) => cleanups.unshift(stop))
+    try {
+      ;(node as { cluster: Cluster }).cluster = await startCluster(node)
+    } catch (err: any) {
+      const listen = config['cluster.listen'] as { host: string, port: number }
+      throw new Error(`cannot start the cluster mesh on ${listen.host}:${listen.port} (cluster.listen): ${err.message}`)
+    }
+    cleanups.unshift(() => node.cluster.stop())
     // accept clients last: every service (ACL, banned list, packet tap) applies to the first one
     for (const listener of listeners) {
       try {

@@ -77,6 +77,7 @@ export class Broker {
     } as any)
     // the hooks above need `broker`, and aedes publishes its birth message in listen()
     const broker = self.broker = new Broker(settings, c, aedes, router)
+    router.localBrokerId = aedes.id
     router.onNoSubscribers = (packet) => broker.dropped(packet, 'no_subscribers')
     router.onPublish = (packet) => {
       // the copy aedes routes (it has brokerCounter, so every event of this message shares an id)
@@ -97,6 +98,12 @@ export class Broker {
     aedes.on('error', (err: Error) => c.logger.error({ err }, 'broker error'))
     return broker
   }
+
+  /**
+   * Set by the cluster: runs once a CONNECT is authenticated, before aedes sets up the
+   * session, so that a session of the same client id on another node is taken over first.
+   */
+  beforeAccept: ((client: any, cleanStart: boolean) => Promise<void>) | null = null
 
   private readonly taps: Array<{ prefix: string, fn: (event: MessageEvent) => void }> = []
 
@@ -243,19 +250,26 @@ export class Broker {
       this.c.logger.debug({ clientId: client.id, reason: bannedFor }, 'banned client refused')
       return cb(connectError(5, 'banned'))
     }
-    const accept = (): void => {
+    const accept = async (): Promise<void> => {
       // a connected client with this id is about to be taken over [MQTT-3.1.4-2]
       const previous = wireOf(this.aedes.clients[client.id])
       if (previous !== undefined) previous.closeReason = 'takeovered'
+      if (this.beforeAccept !== null) {
+        try {
+          await this.beforeAccept(client, stateOf(client)?.cleanStart !== false)
+        } catch (err) {
+          this.c.logger.warn({ err, clientId: client.id }, 'cluster takeover failed; accepting the connection without the old session')
+        }
+      }
       cb(null, true)
     }
     try {
       for (const provider of this.authenticators) {
         const verdict = await provider.authenticate(info)
-        if (verdict === 'allow') return accept()
+        if (verdict === 'allow') return await accept()
         if (verdict === 'deny') return cb(connectError(username === undefined ? 5 : 4, 'bad user name or password'))
       }
-      if (this.settings.allowAnonymous) return accept()
+      if (this.settings.allowAnonymous) return await accept()
       cb(connectError(5, 'not authorized'))
     } catch (err) {
       this.c.logger.warn({ err, clientId: client.id }, 'authentication failed with an error')

@@ -68,6 +68,10 @@ export class StorePersistence extends MemoryPersistence {
   private readonly incoming = new Map<string, Map<number, Held>>()
   private readonly wills = new Map<string, Held>()
   private loaded = false
+  /** How many sessions hold each filter (what the cluster routes for offline sessions). */
+  private readonly filterCounts = new Map<string, number>()
+  /** Set by the cluster: a filter got its first persistent subscriber, or lost its last. */
+  onFilter: ((filter: string, present: boolean) => void) | null = null
 
   constructor (init: StorePersistenceInit) {
     super()
@@ -95,6 +99,7 @@ export class StorePersistence extends MemoryPersistence {
     }
     for (const [, record] of this.subsTable.entries()) {
       this.sessionSubs.set(record.clientId, new Map(Object.entries(record.subs)))
+      for (const topic of Object.keys(record.subs)) this.countFilter(topic, 1)
       await super.addSubscriptions({ id: record.clientId }, Object.entries(record.subs).map(([topic, sub]) => ({ topic, ...sub })))
     }
     maxCounter = Math.max(maxCounter, this.outgoing.load())
@@ -134,6 +139,7 @@ export class StorePersistence extends MemoryPersistence {
         this.sessionSubs.set(client.id, record)
       }
       if (!sameSubscription(record.get(sub.topic), stored)) {
+        if (!record.has(sub.topic)) this.countFilter(sub.topic, 1)
         record.set(sub.topic, stored)
         changed = true
       }
@@ -147,14 +153,23 @@ export class StorePersistence extends MemoryPersistence {
     const memory = super.removeSubscriptions(client, topics)
     const record = this.sessionSubs.get(client.id)
     let changed = false
-    for (const topic of topics) changed = (record?.delete(topic) ?? false) || changed
+    for (const topic of topics) {
+      const removed = record?.delete(topic) ?? false
+      if (removed) this.countFilter(topic, -1)
+      changed = removed || changed
+    }
     await Promise.all([memory, changed ? this.writeSubscriptions(client.id) : this.subsWrites.get(client.id)])
   }
 
   /** Ends a session's subscriptions and its pending incoming QoS 2 state [MQTT-3.1.2-4]. */
   override async cleanSubscriptions (client: PersistenceClient): Promise<void> {
     const writes: Array<Promise<void> | undefined> = [super.cleanSubscriptions(client)]
-    if (this.sessionSubs.delete(client.id)) writes.push(this.writeSubscriptions(client.id))
+    const record = this.sessionSubs.get(client.id)
+    if (record !== undefined) {
+      for (const topic of record.keys()) this.countFilter(topic, -1)
+      this.sessionSubs.delete(client.id)
+      writes.push(this.writeSubscriptions(client.id))
+    }
     const held = this.incoming.get(client.id)
     if (held !== undefined) {
       this.incoming.delete(client.id)
@@ -261,6 +276,50 @@ export class StorePersistence extends MemoryPersistence {
     for (const clientId of new Set([...this.sessionSubs.keys(), ...this.outgoing.clientIds()])) {
       yield { clientId, subscriptions: this.sessionSubs.get(clientId)?.size ?? 0, ...this.outgoing.stats(clientId) }
     }
+  }
+
+  /** The filters of persistent sessions' subscriptions. */
+  sessionFilters (): Iterable<string> {
+    return this.filterCounts.keys()
+  }
+
+  /** The subscriptions a persistent session holds (for a cluster takeover). */
+  subscriptionsOf (clientId: string): Array<Record<string, any>> {
+    return [...(this.sessionSubs.get(clientId) ?? [])].map(([topic, sub]) => ({ topic, ...sub }))
+  }
+
+  /** The messages queued for a persistent session, in order (for a cluster takeover). */
+  queuedOf (clientId: string): Array<Record<string, any>> {
+    return this.outgoing.packets(clientId)
+  }
+
+  /**
+   * Installs a session taken over from another node: its subscriptions and its queued
+   * messages (in order), before aedes restores the session for the connecting client.
+   */
+  async importSession (clientId: string, subs: Array<Record<string, any>>, queued: Array<Record<string, any>>): Promise<void> {
+    if (subs.length > 0) await this.addSubscriptions({ id: clientId }, subs)
+    for (const packet of queued) await this.outgoing.enqueue([{ clientId }], packet)
+  }
+
+  private countFilter (filter: string, delta: number): void {
+    const count = (this.filterCounts.get(filter) ?? 0) + delta
+    if (count <= 0) {
+      if (this.filterCounts.delete(filter)) this.onFilter?.(filter, false)
+    } else {
+      this.filterCounts.set(filter, count)
+      if (count === 1 && delta > 0) this.onFilter?.(filter, true)
+    }
+  }
+
+  /** The retained messages (for a node joining the cluster). */
+  * retainedPackets (): Iterable<StoredPacket> {
+    for (const [, packet] of this.retainedTable.entries()) yield packet
+  }
+
+  /** Whether a retained message is stored for `topic`. */
+  hasRetained (topic: string): boolean {
+    return this.retainedTopics.has(topic)
   }
 
   /** Number of retained messages. */

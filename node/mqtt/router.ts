@@ -12,6 +12,13 @@ export interface RouteEvents {
   onRouteDeleted?: (filter: string) => void
 }
 
+const NO_GROUPS: Set<string> = new Set()
+
+/** The cluster route key of a shared group. */
+export function sharedKey (group: string, filter: string): string {
+  return `$share/${group}/${filter}`
+}
+
 class SharedGroup {
   members: Listener[] = []
   next = 0
@@ -66,12 +73,29 @@ export class MessageRouter {
   private ready = false
   private readonly internalFilters = new Set<string>()
   closed = false
-  /** Set by the cluster layer: called once for every client-visible message emitted locally. */
-  forwarder: ((packet: any) => void) | null = null
+  /**
+   * Set by the cluster layer: called once for every client-visible message published on
+   * this node, before local delivery; sends it to the nodes with matching routes and
+   * returns the shared groups (route keys) this node delivers it to, or undefined for all.
+   */
+  forwarder: ((packet: any) => Set<string> | undefined) | null = null
+  /**
+   * Set by the cluster layer: for a message forwarded by another node, the shared groups
+   * the publishing node assigned to this one (undefined: none).
+   */
+  peerGroups: ((packet: any) => Set<string> | undefined) | null = null
+  /** aedes' id on this node: a message with another `brokerId` came from a peer. */
+  localBrokerId = ''
   /** Called for every client-visible message published on this node, before delivery. */
   onPublish: ((packet: any) => void) | null = null
   /** Called for a client-visible message that matched no local subscriber. */
   onNoSubscribers: ((packet: any) => void) | null = null
+  /**
+   * Set by the cluster: called when a cluster route key appears or disappears on this node.
+   * A key is a filter with plain subscribers, or `$share/<group>/<filter>` for a shared
+   * group with members here.
+   */
+  onRouteKey: ((key: string, present: boolean) => void) | null = null
 
   constructor (
     private strategy: SharedStrategy,
@@ -94,6 +118,15 @@ export class MessageRouter {
     for (const filter of this.entries.keys()) if (!this.internalFilters.has(filter)) yield filter
   }
 
+  /** The cluster route keys of this node (see {@link onRouteKey}). */
+  * routeKeys (): Iterable<string> {
+    for (const [filter, entry] of this.entries) {
+      if (this.internalFilters.has(filter)) continue
+      if (entry.listeners.length > 0) yield filter
+      if (entry.groups !== null) for (const group of entry.groups.keys()) yield sharedKey(group, filter)
+    }
+  }
+
   /** mqemitter API: add a listener for `topic` (a filter, possibly shared). */
   on (topic: string, fn: Listener, done?: () => void): this {
     let shared = null
@@ -107,14 +140,20 @@ export class MessageRouter {
       if (!this.ready) this.internalFilters.add(filter)
       else this.events.onRouteAdded?.(filter)
     }
+    const visible = !this.internalFilters.has(filter)
     if (shared) {
       if (entry.groups === null) entry.groups = new Map()
       let group = entry.groups.get(shared.group)
-      if (!group) { group = new SharedGroup(); entry.groups.set(shared.group, group) }
+      if (!group) {
+        group = new SharedGroup()
+        entry.groups.set(shared.group, group)
+        if (visible) this.onRouteKey?.(sharedKey(shared.group, filter), true)
+      }
       group.members = [...group.members, fn]
     } else {
       // copy-on-write: an emit in progress keeps iterating the old array
       entry.listeners = [...entry.listeners, fn]
+      if (visible && entry.listeners.length === 1) this.onRouteKey?.(filter, true)
     }
     this.cache.clear()
     if (done) queueMicrotask(done)
@@ -133,10 +172,15 @@ export class MessageRouter {
         if (group) {
           group.members = group.members.filter(m => m !== fn)
           if (group.sticky === fn) group.sticky = null
-          if (group.members.length === 0) entry.groups!.delete(shared.group)
+          if (group.members.length === 0) {
+            entry.groups!.delete(shared.group)
+            if (!this.internalFilters.has(filter)) this.onRouteKey?.(sharedKey(shared.group, filter), false)
+          }
         }
       } else {
+        const before = entry.listeners.length
         entry.listeners = entry.listeners.filter(l => l !== fn)
+        if (before > 0 && entry.listeners.length === 0 && !this.internalFilters.has(filter)) this.onRouteKey?.(filter, false)
       }
       if (entry.empty) this.deleteEntry(entry)
       this.cache.clear()
@@ -152,10 +196,13 @@ export class MessageRouter {
     const topic: string = packet.topic
     const internal = topic.startsWith(this.internalPrefix)
     const matched = this.lookup(topic)
+    let assigned: Set<string> | undefined
     if (!internal) {
-      if (packet.fromPeer !== true) {
+      if (packet.brokerId === this.localBrokerId) {
         if (this.onPublish !== null) this.onPublish(packet)
-        if (this.forwarder !== null) this.forwarder(packet)
+        if (this.forwarder !== null) assigned = this.forwarder(packet)
+      } else {
+        assigned = this.peerGroups?.(packet) ?? NO_GROUPS
       }
       if (matched.length === 0 && this.onNoSubscribers !== null) this.onNoSubscribers(packet)
     }
@@ -170,7 +217,9 @@ export class MessageRouter {
         listeners[j](packet, state.done)
       }
       if (entry.groups !== null) {
-        for (const group of entry.groups.values()) {
+        // with the cluster, the publishing node assigned each shared group to one node
+        for (const [name, group] of entry.groups) {
+          if (assigned !== undefined && !assigned.has(sharedKey(name, entry.filter))) continue
           const member = this.pick(group, packet)
           if (member) { state.pending++; member(packet, state.done) }
         }

@@ -1,0 +1,374 @@
+/**
+ * The cluster mesh (DESIGN.md, cluster/): libp2p over TCP with noise and yamux, the
+ * private-network key derived from `node.cookie` (a node with another cookie cannot finish
+ * the connection handshake), gossipsub for control state (membership heartbeats with data
+ * digests), and one direct stream per pair of nodes, the link, for everything that needs
+ * order or volume: deltas, forwarded messages, RPC.
+ *
+ * A link carries length-prefixed MessagePack frames. Frames queued in one event-loop turn
+ * leave in one write. The dialer sends `hello` first, the other side answers `hello`; the
+ * link is up once each side has the other's hello. Two nodes dialling each other at once
+ * keep the stream dialled by the node with the lower name, so both use the same one.
+ */
+import './polyfills.js'
+import { EventEmitter } from 'node:events'
+import { readFileSync, writeFileSync, existsSync } from 'node:fs'
+import { scryptSync } from 'node:crypto'
+import { isIP } from 'node:net'
+import { createLibp2p, type Libp2p } from 'libp2p'
+import { tcp } from '@libp2p/tcp'
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { preSharedKey } from '@libp2p/pnet'
+import { identify } from '@libp2p/identify'
+import { gossipsub } from '@libp2p/gossipsub'
+import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
+import { multiaddr } from '@multiformats/multiaddr'
+import { Packr } from 'msgpackr'
+import type { Stream, Connection, PrivateKey } from '@libp2p/interface'
+import type { Logger } from '../node/logger.js'
+
+const LINK_PROTOCOL = '/starling/link/1.0.0'
+const CONTROL_TOPIC = 'starling/cluster/1'
+/** A frame larger than this closes the link (a corrupt length prefix). */
+const MAX_FRAME = 256 * 1024 * 1024
+
+/** A frame on a link: `k` names its kind. */
+export interface Frame { k: string, [field: string]: unknown }
+
+/** What a node says about itself when a link opens. */
+export interface Hello {
+  /** `node.name`. */
+  name: string
+  /** host:port other nodes dial to reach this node's mesh. */
+  addr: string
+  /** When this node process started: a new value means the node restarted. */
+  incarnation: number
+}
+
+/** The mesh's events. */
+export interface MeshEvents {
+  /** A link to `hello.name` is up. */
+  up: [hello: Hello]
+  /** The link to `name` closed. */
+  down: [name: string]
+  /** A frame arrived on the link from `from`. */
+  frame: [from: string, frame: Frame]
+  /** A gossipsub control message arrived (from any node, relayed or not). */
+  control: [message: any]
+}
+
+export interface MeshInit {
+  name: string
+  cookie: string
+  /** Address to listen on. */
+  listen: { host: string, port: number }
+  /** File the node's libp2p key is kept in (identity survives restarts). */
+  keyFile: string
+  logger: Logger
+}
+
+const packr = new Packr({ useRecords: false, moreTypes: false })
+
+/** The 32-byte pre-shared key of the private network, from the cookie. */
+export function pskFromCookie (cookie: string): Uint8Array {
+  const key = scryptSync(cookie, 'starling cluster cookie', 32).toString('hex')
+  return new TextEncoder().encode(`/key/swarm/psk/1.0.0/\n/base16/\n${key}`)
+}
+
+/** A libp2p multiaddr for `host:port` (IPv4, IPv6 or a DNS name). */
+export function multiaddrOf (host: string, port: number): string {
+  const kind = isIP(host) === 4 ? 'ip4' : isIP(host) === 6 ? 'ip6' : 'dns4'
+  return `/${kind}/${host}/tcp/${port}`
+}
+
+async function loadKey (file: string): Promise<PrivateKey> {
+  if (existsSync(file)) return privateKeyFromProtobuf(readFileSync(file))
+  const key = await generateKeyPair('Ed25519')
+  writeFileSync(file, privateKeyToProtobuf(key), { mode: 0o600 })
+  return key
+}
+
+/** One link: a stream to a peer, its incoming frame parser and outgoing batch. */
+class Link {
+  hello: Hello | null = null
+  private pending: Buffer[] = []
+  private pendingBytes = 0
+  private scheduled = false
+  private readBuffer: Buffer = Buffer.alloc(0)
+  closed = false
+
+  constructor (readonly stream: Stream, readonly dialer: string, private readonly onFrame: (frame: Frame) => void, private readonly onClose: () => void, private readonly log: Logger) {
+    stream.addEventListener('message', (event) => {
+      const data = event.data
+      this.receive(Buffer.from(data instanceof Uint8Array ? data : data.subarray()))
+    })
+    stream.addEventListener('close', () => { this.closed = true; this.onClose() })
+  }
+
+  /** Queues a frame; all frames of this turn leave in one write. */
+  send (frame: Frame): void {
+    if (this.closed) return
+    const body = packr.pack(frame)
+    const head = Buffer.allocUnsafe(4)
+    head.writeUInt32BE(body.length, 0)
+    this.pending.push(head, body)
+    this.pendingBytes += 4 + body.length
+    if (!this.scheduled) {
+      this.scheduled = true
+      setImmediate(() => { void this.flush() })
+    }
+  }
+
+  /** Bytes queued and not yet handed to the stream. */
+  get backlog (): number { return this.pendingBytes }
+
+  private async flush (): Promise<void> {
+    this.scheduled = false
+    while (this.pending.length > 0 && !this.closed) {
+      if (this.stream.writableNeedsDrain) {
+        try { await this.stream.onDrain() } catch { return }
+        continue
+      }
+      const chunk = Buffer.concat(this.pending, this.pendingBytes)
+      this.pending = []
+      this.pendingBytes = 0
+      try {
+        this.stream.send(chunk)
+      } catch (err) {
+        this.log.debug({ err }, 'link write failed')
+        return
+      }
+    }
+  }
+
+  private receive (data: Buffer): void {
+    let buffer = this.readBuffer.length === 0 ? data : Buffer.concat([this.readBuffer, data])
+    while (buffer.length >= 4) {
+      const size = buffer.readUInt32BE(0)
+      if (size > MAX_FRAME) { this.abort(new Error(`frame of ${size} bytes`)); return }
+      if (buffer.length < 4 + size) break
+      let frame: Frame
+      try {
+        frame = packr.unpack(buffer.subarray(4, 4 + size))
+      } catch (err: any) {
+        this.abort(new Error(`undecodable frame: ${err.message}`))
+        return
+      }
+      buffer = buffer.subarray(4 + size)
+      try { this.onFrame(frame) } catch (err) { this.log.warn({ err, kind: frame?.k }, 'cluster frame handler failed') }
+    }
+    this.readBuffer = buffer.length === 0 ? Buffer.alloc(0) : Buffer.from(buffer)
+  }
+
+  abort (err: Error): void {
+    if (this.closed) return
+    this.log.warn({ err }, 'closing cluster link')
+    this.stream.abort(err)
+  }
+}
+
+/**
+ * The node's end of the mesh. Emits `up`/`down` per peer, `frame` for link frames and
+ * `control` for gossipsub messages.
+ */
+export class Mesh extends EventEmitter<MeshEvents> {
+  private libp2p!: Libp2p<any>
+  private readonly links = new Map<string, Link>()
+  private readonly dialing = new Map<string, Promise<Hello>>()
+  readonly incarnation = Date.now()
+  private stopped = false
+  private readonly log: Logger
+  /** The host:port this node announces (its name's host, the bound port). */
+  addr = ''
+
+  constructor (private readonly init: MeshInit) {
+    super()
+    this.log = init.logger.child({ component: 'cluster:mesh' })
+  }
+
+  get name (): string { return this.init.name }
+
+  async start (): Promise<void> {
+    const privateKey = await loadKey(this.init.keyFile)
+    this.libp2p = await createLibp2p({
+      privateKey,
+      addresses: { listen: [multiaddrOf(this.init.listen.host, this.init.listen.port)] },
+      transports: [tcp()],
+      connectionEncrypters: [noise()],
+      streamMuxers: [yamux()],
+      connectionProtector: preSharedKey({ psk: pskFromCookie(this.init.cookie) }),
+      connectionMonitor: { abortConnectionOnPingFailure: false },
+      connectionManager: { maxConnections: 1000 },
+      services: {
+        identify: identify(),
+        pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false, floodPublish: true })
+      }
+    })
+    await this.libp2p.handle(LINK_PROTOCOL, (stream: Stream, connection: Connection) => {
+      this.accept(stream, connection)
+    }, { maxInboundStreams: 8, maxOutboundStreams: 8 })
+    const pubsub = this.libp2p.services.pubsub
+    pubsub.subscribe(CONTROL_TOPIC)
+    pubsub.addEventListener('message', (event: any) => {
+      const message = event.detail?.msg ?? event.detail
+      if (message?.topic !== CONTROL_TOPIC) return
+      try {
+        this.emit('control', packr.unpack(message.data))
+      } catch (err) {
+        this.log.debug({ err }, 'undecodable control message')
+      }
+    })
+    const bound = this.libp2p.getMultiaddrs().map(a => a.toString()).find(a => a.includes('/tcp/'))
+    const port = Number(bound?.match(/\/tcp\/(\d+)/)?.[1] ?? this.init.listen.port)
+    this.addr = `${this.init.name.split('@')[1]}:${port}`
+    this.log.info({ addr: this.addr, peerId: this.libp2p.peerId.toString() }, 'cluster mesh listening')
+  }
+
+  /** The port the mesh listens on. */
+  get port (): number { return Number(this.addr.split(':').pop()) }
+
+  /** The hello this node sends. */
+  hello (): Hello {
+    return { name: this.name, addr: this.addr, incarnation: this.incarnation }
+  }
+
+  /** Names of the peers with a link up. */
+  peers (): string[] { return [...this.links.entries()].filter(([, l]) => l.hello !== null && !l.closed).map(([n]) => n) }
+
+  /** The hello of a connected peer. */
+  peer (name: string): Hello | undefined { return this.links.get(name)?.hello ?? undefined }
+
+  isUp (name: string): boolean {
+    const link = this.links.get(name)
+    return link !== undefined && link.hello !== null && !link.closed
+  }
+
+  /**
+   * Opens a link to the node at `host:port`; resolves with its hello. Rejects when the
+   * node cannot be reached, has another cookie, or is not named `expected` (when given).
+   */
+  async dial (host: string, port: number, expected?: string, timeoutMs = 5000): Promise<Hello> {
+    if (expected !== undefined && this.isUp(expected)) return this.peer(expected)!
+    const key = `${host}:${port}`
+    let dialing = this.dialing.get(key)
+    if (dialing === undefined) {
+      dialing = this.openLink(host, port, timeoutMs).finally(() => this.dialing.delete(key))
+      this.dialing.set(key, dialing)
+    }
+    const hello = await dialing
+    if (expected !== undefined && hello.name !== expected) {
+      throw new Error(`the node at ${host}:${port} is ${hello.name}, not ${expected}`)
+    }
+    return hello
+  }
+
+  private async openLink (host: string, port: number, timeoutMs: number): Promise<Hello> {
+    const signal = AbortSignal.timeout(timeoutMs)
+    let stream: Stream
+    try {
+      stream = await this.libp2p.dialProtocol(multiaddr(multiaddrOf(host, port)), LINK_PROTOCOL, { signal })
+    } catch (err: any) {
+      throw new Error(`cannot reach a node at ${host}:${port} (${err.message}); check the address, that the node runs, and that both nodes have the same node.cookie`)
+    }
+    return await new Promise<Hello>((resolve, reject) => {
+      const timer = setTimeout(() => { link.abort(new Error('no hello')); reject(new Error(`the node at ${host}:${port} did not answer the cluster handshake in ${timeoutMs} ms`)) }, timeoutMs)
+      const link: Link = new Link(stream, this.name, (frame) => {
+        if (link.hello === null) {
+          clearTimeout(timer)
+          if (frame.k !== 'hello') { link.abort(new Error('expected hello')); reject(new Error(`the node at ${host}:${port} spoke out of turn`)); return }
+          const hello = frame.hello as Hello
+          if (hello.name === this.name) { link.abort(new Error('self')); reject(new Error(`${host}:${port} is this node`)); return }
+          this.adopt(link, hello)
+          resolve(hello)
+          return
+        }
+        this.emit('frame', link.hello.name, frame)
+      }, () => { clearTimeout(timer); this.closed(link); reject(new Error(`the node at ${host}:${port} closed the cluster link`)) }, this.log)
+      link.send({ k: 'hello', hello: this.hello() })
+    })
+  }
+
+  private accept (stream: Stream, _connection: Connection): void {
+    let dialer = ''
+    const link: Link = new Link(stream, '', (frame) => {
+      if (link.hello === null) {
+        if (frame.k !== 'hello') { link.abort(new Error('expected hello')); return }
+        const hello = frame.hello as Hello
+        dialer = hello.name
+        ;(link as { dialer: string }).dialer = dialer
+        link.send({ k: 'hello', hello: this.hello() })
+        this.adopt(link, hello)
+        return
+      }
+      this.emit('frame', link.hello.name, frame)
+    }, () => { this.closed(link) }, this.log)
+  }
+
+  /** Makes `link` the link to `hello.name`, or drops it when the existing one wins. */
+  private adopt (link: Link, hello: Hello): void {
+    const existing = this.links.get(hello.name)
+    if (existing !== undefined && !existing.closed && existing.hello !== null) {
+      const sameIncarnation = existing.hello.incarnation === hello.incarnation
+      // two links to one live peer: keep the one dialled by the lower name
+      const keepNew = !sameIncarnation || link.dialer < existing.dialer
+      link.hello = hello
+      if (!keepNew) { setTimeout(() => link.abort(new Error('duplicate link')), 1000); return }
+      this.links.set(hello.name, link)
+      setTimeout(() => existing.abort(new Error('duplicate link')), 1000)
+      if (!sameIncarnation) { this.emit('down', hello.name); this.emit('up', hello) }
+      return
+    }
+    link.hello = hello
+    this.links.set(hello.name, link)
+    this.log.info({ peer: hello.name, addr: hello.addr }, 'cluster link up')
+    this.emit('up', hello)
+  }
+
+  private closed (link: Link): void {
+    const name = link.hello?.name
+    if (name === undefined || this.links.get(name) !== link) return
+    this.links.delete(name)
+    if (!this.stopped) this.log.info({ peer: name }, 'cluster link down')
+    this.emit('down', name)
+  }
+
+  /** Sends a frame to `name` on its link; false when the link is down (the frame is dropped). */
+  send (name: string, frame: Frame): boolean {
+    const link = this.links.get(name)
+    if (link === undefined || link.hello === null || link.closed) return false
+    link.send(frame)
+    return true
+  }
+
+  /** Sends a frame to every connected peer. */
+  broadcast (frame: Frame): void {
+    for (const name of this.peers()) this.send(name, frame)
+  }
+
+  /** Bytes queued towards `name` and not yet written. */
+  backlog (name: string): number { return this.links.get(name)?.backlog ?? 0 }
+
+  /** Publishes a control message on gossipsub. */
+  async publishControl (message: unknown): Promise<void> {
+    try {
+      await this.libp2p.services.pubsub.publish(CONTROL_TOPIC, packr.pack(message))
+    } catch (err) {
+      this.log.debug({ err }, 'control publish failed')
+    }
+  }
+
+  /** Closes the link to `name` (leave, force-leave). */
+  hangUp (name: string): void {
+    const link = this.links.get(name)
+    if (link !== undefined) link.abort(new Error('hung up'))
+  }
+
+  async stop (): Promise<void> {
+    this.stopped = true
+    for (const link of this.links.values()) {
+      try { await link.stream.close({ signal: AbortSignal.timeout(500) }) } catch { link.abort(new Error('stopping')) }
+    }
+    await this.libp2p?.stop()
+  }
+}

@@ -1,0 +1,291 @@
+/**
+ * Routes and forwarding across the cluster.
+ *
+ * Routes: this node's route keys are the filters its connected clients subscribe to (the
+ * router) plus those of its offline persistent sessions (the persistence), and
+ * `$share/<group>/<filter>` for shared groups. Changes of one event-loop turn go to every
+ * peer as one delta frame; a link coming up gets the full set. Every node keeps
+ * `filter -> nodes` for the others ({@link RouteTable}). A stopped node's routes are kept
+ * for {@link ROUTE_GRACE_MS}, then dropped.
+ *
+ * Forwarding: a message published here is delivered here and sent once to each node with
+ * a matching route, on the link (frames of one turn leave in one write). Each shared group
+ * is assigned to one node holding members of it, so one member in the whole cluster gets
+ * the message. A retained message goes to every node, so a later subscriber anywhere gets
+ * it. The receiving node publishes the message into its own broker with the publishing
+ * node's broker id, which marks it as forwarded: it is delivered there, never forwarded
+ * again, and runs no rules there (each node runs the rules for its own events).
+ */
+import type { StarlingNode } from '../node/node.js'
+import type { Logger } from '../node/logger.js'
+import type { StorePersistence } from '../node/mqtt/persistence.js'
+import { parseShared, topicMatches } from '../node/mqtt/topic.js'
+import { sharedKey } from '../node/mqtt/router.js'
+import type { Mesh, Frame } from './mesh.js'
+import type { MeshRpc } from './rpc.js'
+import { RouteTable } from './route-table.js'
+
+/** How long a stopped node's routes are kept (it may be back in a moment). */
+const ROUTE_GRACE_MS = 15000
+
+/** A message as it travels between nodes. */
+interface WireMessage {
+  t: string
+  p: Buffer
+  q: number
+  r: boolean
+  c?: string
+  pr?: Record<string, unknown>
+  b: string
+  n: number
+  /** Shared groups (route keys) assigned to the receiving node. */
+  g?: string[]
+}
+
+export class Routing {
+  readonly table = new RouteTable()
+  /** Route keys of this node with how many sources (router, persistence) hold each. */
+  private readonly local = new Map<string, number>()
+  private added: string[] = []
+  private removed: string[] = []
+  private flushScheduled = false
+  private readonly graceTimers = new Map<string, NodeJS.Timeout>()
+  private readonly roundRobin = new Map<string, number>()
+  private readonly sticky = new Map<string, string>()
+  /** Forwarded messages waiting for the router: their assigned shared groups. */
+  private readonly arriving = new Map<string, Set<string>>()
+  /** Messages sent to and received from other nodes. */
+  forwarded = 0
+  received = 0
+
+  constructor (private readonly node: StarlingNode, private readonly mesh: Mesh, private readonly rpc: MeshRpc, private readonly log: Logger) {}
+
+  private get persistence (): StorePersistence { return this.node.broker.aedes.persistence }
+
+  start (): void {
+    const router = this.node.broker.router
+    for (const key of router.routeKeys()) this.count(key, 1)
+    for (const filter of this.persistence.sessionFilters()) this.count(keyOf(filter), 1)
+    this.added = []
+    router.onRouteKey = (key, present) => { this.count(key, present ? 1 : -1) }
+    this.persistence.onFilter = (filter, present) => { this.count(keyOf(filter), present ? 1 : -1) }
+    router.forwarder = (packet) => this.forward(packet)
+    router.peerGroups = (packet) => {
+      const id = `${String(packet.brokerId)}/${String(packet.brokerCounter)}`
+      const groups = this.arriving.get(id)
+      this.arriving.delete(id)
+      return groups
+    }
+    this.mesh.on('frame', (from, frame) => { this.onFrame(from, frame) })
+    this.rpc.handle('routes.snapshot', () => [...this.local.keys()])
+    this.rpc.handle('retained.snapshot', () => [...this.persistence.retainedPackets()])
+  }
+
+  stop (): void {
+    const router = this.node.broker.router
+    router.onRouteKey = null
+    router.forwarder = null
+    router.peerGroups = null
+    this.persistence.onFilter = null
+    for (const timer of this.graceTimers.values()) clearTimeout(timer)
+  }
+
+  /** This node's route keys. */
+  localKeys (): string[] { return [...this.local.keys()] }
+
+  peerUp (name: string): void {
+    const timer = this.graceTimers.get(name)
+    if (timer !== undefined) { clearTimeout(timer); this.graceTimers.delete(name) }
+    this.mesh.send(name, { k: 'routes=', keys: [...this.local.keys()] })
+    void this.pullRetained(name)
+  }
+
+  /** Stores the retained messages of `name` for topics with none here (a node joining). */
+  private async pullRetained (name: string): Promise<void> {
+    try {
+      const packets = await this.rpc.call(name, 'retained.snapshot', {}) as Array<Record<string, any>>
+      let added = 0
+      for (const packet of packets) {
+        if (this.persistence.hasRetained(packet.topic)) continue
+        await this.persistence.storeRetained({ ...packet, payload: Buffer.from(packet.payload) })
+        added++
+      }
+      if (added > 0) this.log.info({ peer: name, added }, 'retained messages copied from peer')
+    } catch (err: any) {
+      this.log.debug({ peer: name, err: err.message }, 'cannot copy retained messages')
+    }
+  }
+
+  peerDown (name: string): void {
+    if (this.graceTimers.has(name)) return
+    const timer = setTimeout(() => {
+      this.graceTimers.delete(name)
+      if (!this.mesh.isUp(name)) this.table.drop(name)
+    }, ROUTE_GRACE_MS)
+    timer.unref()
+    this.graceTimers.set(name, timer)
+  }
+
+  /** Drops a node that left. */
+  forget (name: string): void {
+    const timer = this.graceTimers.get(name)
+    if (timer !== undefined) { clearTimeout(timer); this.graceTimers.delete(name) }
+    this.table.drop(name)
+  }
+
+  private count (key: string, delta: number): void {
+    const n = (this.local.get(key) ?? 0) + delta
+    if (n <= 0) {
+      if (!this.local.delete(key)) return
+      this.removed.push(key)
+    } else {
+      this.local.set(key, n)
+      if (n !== 1 || delta < 0) return
+      this.added.push(key)
+    }
+    if (!this.flushScheduled) {
+      this.flushScheduled = true
+      setImmediate(() => { this.flush() })
+    }
+  }
+
+  /** Sends this turn's route changes to every peer as one frame. */
+  private flush (): void {
+    this.flushScheduled = false
+    if (this.added.length === 0 && this.removed.length === 0) return
+    this.mesh.broadcast({ k: 'routes', add: this.added, del: this.removed })
+    this.added = []
+    this.removed = []
+  }
+
+  private onFrame (from: string, frame: Frame): void {
+    switch (frame.k) {
+      case 'routes=':
+        this.table.replace(from, frame.keys as string[])
+        break
+      case 'routes':
+        for (const key of frame.add as string[]) this.table.add(from, key)
+        for (const key of frame.del as string[]) this.table.remove(from, key)
+        break
+      case 'pub':
+        for (const message of frame.m as WireMessage[]) this.deliver(message)
+        break
+    }
+  }
+
+  /**
+   * The router's forwarder: sends `packet` to the nodes that need it and returns the
+   * shared groups this node delivers it to (undefined: all, no other node has members).
+   */
+  private forward (packet: any): Set<string> | undefined {
+    const entries = this.table.match(packet.topic)
+    const retain = packet.retain === true
+    if (entries.length === 0 && !retain) return undefined
+    const targets = new Map<string, string[] | null>()
+    let here: Set<string> | undefined
+    for (const entry of entries) {
+      for (const node of entry.plain) if (!targets.has(node)) targets.set(node, null)
+      for (const [group, nodes] of entry.groups) {
+        const key = sharedKey(group, entry.filter)
+        const localHas = this.local.has(key)
+        const chosen = this.pick(key, nodes, localHas, packet)
+        if (here === undefined) here = new Set(this.localGroupsFor(packet))
+        if (chosen === this.node.name) continue
+        here.delete(key)
+        const groups = targets.get(chosen) ?? []
+        groups.push(key)
+        targets.set(chosen, groups)
+      }
+    }
+    if (retain) for (const node of this.mesh.peers()) if (!targets.has(node)) targets.set(node, null)
+    for (const [node, groups] of targets) this.send(node, packet, groups)
+    return here
+  }
+
+  /** The shared-group keys this node has for `packet`'s topic. */
+  private * localGroupsFor (packet: any): Iterable<string> {
+    for (const key of this.local.keys()) {
+      if (!key.startsWith('$share/')) continue
+      const shared = parseShared(key)
+      if (shared !== null && topicMatches(shared.filter, packet.topic)) yield key
+    }
+  }
+
+  /** One node of a shared group for this message, by the configured strategy. */
+  private pick (key: string, remote: Set<string>, localHas: boolean, packet: any): string {
+    const nodes = localHas ? [this.node.name, ...remote] : [...remote]
+    if (nodes.length === 1) return nodes[0]
+    const strategy = this.node.config['broker.shared_subscription_strategy'] ?? 'random'
+    switch (strategy) {
+      case 'round_robin': {
+        const i = ((this.roundRobin.get(key) ?? -1) + 1) % nodes.length
+        this.roundRobin.set(key, i)
+        return nodes[i]
+      }
+      case 'sticky': {
+        const last = this.sticky.get(key)
+        if (last !== undefined && nodes.includes(last)) return last
+        const chosen = nodes[Math.floor(Math.random() * nodes.length)]
+        this.sticky.set(key, chosen)
+        return chosen
+      }
+      case 'hash': {
+        const source = String(packet.clientId ?? packet.topic)
+        let h = 0
+        for (let i = 0; i < source.length; i++) h = (h * 31 + source.charCodeAt(i)) | 0
+        return nodes[Math.abs(h) % nodes.length]
+      }
+      default:
+        return nodes[Math.floor(Math.random() * nodes.length)]
+    }
+  }
+
+  private send (node: string, packet: any, groups: string[] | null): void {
+    const message: WireMessage = {
+      t: packet.topic,
+      p: packet.payload,
+      q: packet.qos,
+      r: packet.retain === true,
+      b: packet.brokerId,
+      n: packet.brokerCounter
+    }
+    if (packet.clientId !== undefined) message.c = packet.clientId
+    if (packet.properties !== undefined) message.pr = wireProperties(packet.properties)
+    if (groups !== null) message.g = groups
+    if (this.mesh.send(node, { k: 'pub', m: [message] })) this.forwarded++
+  }
+
+  /** Publishes a message forwarded by another node into this node's broker. */
+  private deliver (m: WireMessage): void {
+    this.received++
+    const packet: Record<string, unknown> = {
+      cmd: 'publish',
+      topic: m.t,
+      payload: Buffer.isBuffer(m.p) ? m.p : Buffer.from(m.p ?? []),
+      qos: m.q,
+      retain: m.r,
+      dup: false,
+      brokerId: m.b,
+      brokerCounter: m.n
+    }
+    if (m.c !== undefined) packet.clientId = m.c
+    if (m.pr !== undefined) packet.properties = m.pr
+    if (m.g !== undefined) this.arriving.set(`${m.b}/${m.n}`, new Set(m.g))
+    this.node.broker.aedes.publish(packet, (err: Error | null) => {
+      this.arriving.delete(`${m.b}/${m.n}`)
+      if (err) this.log.debug({ err, topic: m.t }, 'forwarded message not delivered')
+    })
+  }
+}
+
+/** The route key of a persistence filter (shared filters are stored with the wire marker). */
+function keyOf (filter: string): string {
+  const shared = parseShared(filter)
+  return shared === null ? filter : sharedKey(shared.group, shared.filter)
+}
+
+/** MQTT 5 properties that travel with a message (not the per-connection ones). */
+function wireProperties (properties: Record<string, unknown>): Record<string, unknown> {
+  const { topicAlias: _alias, subscriptionIdentifier: _ids, ...rest } = properties
+  return rest
+}
