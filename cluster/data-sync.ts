@@ -50,8 +50,13 @@ export class DataSync {
 
   /** Pulls each table whose digest on `name` differs from ours. */
   compare (name: string, theirs: Record<string, string>): void {
-    for (const [table, digest] of Object.entries(theirs)) {
-      if (this.node.shared.digest(table) === digest) continue
+    for (const [table, digest] of Object.entries(theirs ?? {})) {
+      try {
+        if (this.node.shared.digest(table) === digest) continue
+      } catch (err: any) {
+        this.log.debug({ peer: name, table, err: err.message }, 'cannot compare a table')
+        continue
+      }
       void this.pull(name, table)
     }
   }

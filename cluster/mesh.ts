@@ -32,6 +32,10 @@ const LINK_PROTOCOL = '/starling/link/1.0.0'
 const CONTROL_TOPIC = 'starling/cluster/1'
 /** A frame larger than this closes the link (a corrupt length prefix). */
 const MAX_FRAME = 256 * 1024 * 1024
+/** An idle link sends a ping this often ... */
+const PING_MS = 1000
+/** ... and a link silent this long is closed: its peer is gone or the network is cut. */
+const SILENCE_MS = 5000
 
 /** A frame on a link: `k` names its kind. */
 export interface Frame { k: string, [field: string]: unknown }
@@ -97,9 +101,13 @@ class Link {
   private scheduled = false
   private readBuffer: Buffer = Buffer.alloc(0)
   closed = false
+  /** When the last bytes arrived / left. */
+  lastIn = Date.now()
+  lastOut = Date.now()
 
-  constructor (readonly stream: Stream, readonly dialer: string, private readonly onFrame: (frame: Frame) => void, private readonly onClose: () => void, private readonly log: Logger) {
+  constructor (readonly stream: Stream, readonly connection: Connection, readonly dialer: string, private readonly onFrame: (frame: Frame) => void, private readonly onClose: () => void, private readonly log: Logger) {
     stream.addEventListener('message', (event) => {
+      this.lastIn = Date.now()
       const data = event.data
       this.receive(Buffer.from(data instanceof Uint8Array ? data : data.subarray()))
     })
@@ -133,6 +141,7 @@ class Link {
       const chunk = Buffer.concat(this.pending, this.pendingBytes)
       this.pending = []
       this.pendingBytes = 0
+      this.lastOut = Date.now()
       try {
         this.stream.send(chunk)
       } catch (err) {
@@ -156,6 +165,7 @@ class Link {
         return
       }
       buffer = buffer.subarray(4 + size)
+      if (frame.k === 'ping') continue
       try { this.onFrame(frame) } catch (err) { this.log.warn({ err, kind: frame?.k }, 'cluster frame handler failed') }
     }
     this.readBuffer = buffer.length === 0 ? Buffer.alloc(0) : Buffer.from(buffer)
@@ -178,6 +188,7 @@ export class Mesh extends EventEmitter<MeshEvents> {
   private readonly dialing = new Map<string, Promise<Hello>>()
   readonly incarnation = Date.now()
   private stopped = false
+  private keepalive: NodeJS.Timeout | null = null
   private readonly log: Logger
   /** The host:port this node announces (its name's host, the bound port). */
   addr = ''
@@ -223,6 +234,31 @@ export class Mesh extends EventEmitter<MeshEvents> {
     const port = Number(bound?.match(/\/tcp\/(\d+)/)?.[1] ?? this.init.listen.port)
     this.addr = `${this.init.name.split('@')[1]}:${port}`
     this.log.info({ addr: this.addr, peerId: this.libp2p.peerId.toString() }, 'cluster mesh listening')
+    this.keepalive = setInterval(() => { this.checkLinks() }, PING_MS)
+    this.keepalive.unref()
+  }
+
+  /**
+   * Pings idle links and closes silent ones. TCP alone does not notice a cut cable (no
+   * reset arrives), and libp2p's own ping must not cut busy links, so the links keep
+   * themselves alive: every peer sends something at least every second.
+   */
+  private checkLinks (): void {
+    const now = Date.now()
+    for (const [name, link] of this.links) {
+      if (link.closed) continue
+      if (now - link.lastIn > SILENCE_MS) {
+        this.log.warn({ peer: name }, `cluster link to ${name} silent for ${SILENCE_MS / 1000} s: closing it`)
+        // a cut network may never deliver the close: drop the whole connection (a new dial
+        // must not reuse it) and count the peer as gone now
+        link.abort(new Error('silent'))
+        link.closed = true
+        link.connection.abort(new Error(`peer ${name} silent`))
+        this.closed(link)
+        continue
+      }
+      if (now - link.lastOut >= PING_MS) link.send({ k: 'ping' })
+    }
   }
 
   /** The port the mesh listens on. */
@@ -266,14 +302,16 @@ export class Mesh extends EventEmitter<MeshEvents> {
   private async openLink (host: string, port: number, timeoutMs: number): Promise<Hello> {
     const signal = AbortSignal.timeout(timeoutMs)
     let stream: Stream
+    let connection: Connection
     try {
-      stream = await this.libp2p.dialProtocol(multiaddr(multiaddrOf(host, port)), LINK_PROTOCOL, { signal })
+      connection = await this.libp2p.dial(multiaddr(multiaddrOf(host, port)), { signal })
+      stream = await connection.newStream(LINK_PROTOCOL, { signal })
     } catch (err: any) {
       throw new Error(`cannot reach a node at ${host}:${port} (${err.message}); check the address, that the node runs, and that both nodes have the same node.cookie`)
     }
     return await new Promise<Hello>((resolve, reject) => {
       const timer = setTimeout(() => { link.abort(new Error('no hello')); reject(new Error(`the node at ${host}:${port} did not answer the cluster handshake in ${timeoutMs} ms`)) }, timeoutMs)
-      const link: Link = new Link(stream, this.name, (frame) => {
+      const link: Link = new Link(stream, connection, this.name, (frame) => {
         if (link.hello === null) {
           clearTimeout(timer)
           if (frame.k !== 'hello') { link.abort(new Error('expected hello')); reject(new Error(`the node at ${host}:${port} spoke out of turn`)); return }
@@ -289,9 +327,9 @@ export class Mesh extends EventEmitter<MeshEvents> {
     })
   }
 
-  private accept (stream: Stream, _connection: Connection): void {
+  private accept (stream: Stream, connection: Connection): void {
     let dialer = ''
-    const link: Link = new Link(stream, '', (frame) => {
+    const link: Link = new Link(stream, connection, '', (frame) => {
       if (link.hello === null) {
         if (frame.k !== 'hello') { link.abort(new Error('expected hello')); return }
         const hello = frame.hello as Hello
@@ -366,6 +404,7 @@ export class Mesh extends EventEmitter<MeshEvents> {
 
   async stop (): Promise<void> {
     this.stopped = true
+    if (this.keepalive !== null) clearInterval(this.keepalive)
     for (const link of this.links.values()) {
       try { await link.stream.close({ signal: AbortSignal.timeout(500) }) } catch { link.abort(new Error('stopping')) }
     }

@@ -76,7 +76,7 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
   const cleanups: Array<() => Promise<void>> = [() => store.close()]
   try {
     const persistence = createStorePersistence({ store, logger })
-    const shared = new SharedData(store, name)
+    const shared = new SharedData(store, name, { logger })
     const hooks = new HooksBus(logger.child({ component: 'hooks' }))
     const settings = brokerSettingsFrom(config)
     const broker = await Broker.create(settings, { logger: logger.child({ component: 'mqtt' }), metrics, hooks, persistence })

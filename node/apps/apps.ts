@@ -18,6 +18,12 @@ export interface App {
 /** Store table of the applications (cluster-wide data). */
 export const APPS_TABLE = 'mqtt_app'
 
+/**
+ * Where the applications live: the node's shared data (`node.shared`, cluster-wide: an
+ * application added on one node can call the API of every node) or, alone, its store.
+ */
+export type AppTables = Pick<Store, 'table'>
+
 /** Manages API applications; shared by the API's auth, `starling-ctl mgmt` and the apps API. */
 export interface AppsService {
   /** Adds an application; a missing secret is generated. Code 113 when the id exists. */
@@ -43,9 +49,13 @@ function sameSecret (a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
-/** Creates the applications service over the node's store. */
-export function createApps (store: Store, logger: Logger, defaultAppId: () => string): AppsService {
-  const table: StoreTable<App> = store.table(APPS_TABLE)
+/**
+ * Creates the applications service over table {@link APPS_TABLE} of `tables` (pass
+ * `node.shared`). Nothing is cached: `verify` reads the table on every request, so an
+ * application added, changed or deleted on another node applies here once it is applied.
+ */
+export function createApps (tables: AppTables, logger: Logger, defaultAppId: () => string): AppsService {
+  const table: StoreTable<App> = tables.table(APPS_TABLE)
   const get = (appId: string): App => {
     const app = table.get(appId)
     if (app === undefined) throw notFound(`application ${appId}`)

@@ -5,8 +5,10 @@
  * `/api/v3/auth_clientid|auth_username` endpoints both call these functions; the plugins'
  * authenticators read through them.
  *
- * Entries live in the node's store, so they survive restarts (and become cluster-wide data
- * when the store is replicated).
+ * Entries live in the node's store, so they survive restarts. Given the node's shared data
+ * (`node.shared`), the tables are cluster-wide (docs/cluster-data.md): an entry added on any
+ * node authenticates on every node. Nothing is cached: every lookup reads the table, so a
+ * change from another node applies here as soon as it is applied to the table.
  */
 import bcrypt from 'bcryptjs'
 import { MAX_KEY_BYTES, type Store, type StoreTable } from '../store/index.js'
@@ -69,14 +71,20 @@ export interface CredentialService {
   authenticate (id: string | undefined, password: Buffer | undefined): Promise<AuthVerdict>
 }
 
-/** The client id table (`auth_clientid`) of `store`. */
-export function createAuthClientids (store: Store, opts: CredentialServiceOptions = {}): CredentialService {
-  return createCredentialService(store, AUTH_CLIENTID_TABLE, 'client id', 'clientid', opts)
+/**
+ * Where the credential tables live: the node's shared data (`node.shared`, cluster-wide) or,
+ * for a node alone and in tests, its store.
+ */
+export type CredentialTables = Pick<Store, 'table'>
+
+/** The client id table (`auth_clientid`) of `tables` (pass `node.shared`: cluster-wide). */
+export function createAuthClientids (tables: CredentialTables, opts: CredentialServiceOptions = {}): CredentialService {
+  return createCredentialService(tables, AUTH_CLIENTID_TABLE, 'client id', 'clientid', opts)
 }
 
-/** The username table (`auth_username`) of `store`. */
-export function createAuthUsers (store: Store, opts: CredentialServiceOptions = {}): CredentialService {
-  return createCredentialService(store, AUTH_USERNAME_TABLE, 'username', 'users', opts)
+/** The username table (`auth_username`) of `tables` (pass `node.shared`: cluster-wide). */
+export function createAuthUsers (tables: CredentialTables, opts: CredentialServiceOptions = {}): CredentialService {
+  return createCredentialService(tables, AUTH_USERNAME_TABLE, 'username', 'users', opts)
 }
 
 /**
@@ -87,9 +95,9 @@ export function createAuthUsers (store: Store, opts: CredentialServiceOptions = 
 const pendingAdds = new WeakMap<StoreTable<CredentialRecord>, Set<string>>()
 
 function createCredentialService (
-  store: Store, tableName: string, kind: CredentialKind, command: string, opts: CredentialServiceOptions
+  tables: CredentialTables, tableName: string, kind: CredentialKind, command: string, opts: CredentialServiceOptions
 ): CredentialService {
-  const table = store.table<CredentialRecord>(tableName)
+  const table = tables.table<CredentialRecord>(tableName)
   const passwordHash = opts.passwordHash ?? DEFAULT_PASSWORD_HASH
   let pending = pendingAdds.get(table)
   if (pending === undefined) pendingAdds.set(table, pending = new Set())

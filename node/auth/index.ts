@@ -11,7 +11,7 @@ export type { PasswordHashName, StoredPassword } from './password-hash.js'
 export {
   AUTH_CLIENTID_TABLE, AUTH_USERNAME_TABLE, createAuthClientids, createAuthUsers
 } from './credentials.js'
-export type { CredentialService, CredentialServiceOptions, CredentialRecord, CredentialEntry } from './credentials.js'
+export type { CredentialService, CredentialServiceOptions, CredentialRecord, CredentialEntry, CredentialTables } from './credentials.js'
 export {
   AuthError, CredentialExistsError, CredentialNotFoundError, CredentialEmptyError, CredentialInvalidError,
   AuthPluginNotLoadedError

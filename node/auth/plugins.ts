@@ -11,9 +11,10 @@
 import { ConfigError, type ConfigSchema } from '../config/index.js'
 import type { AuthInfo } from '../mqtt/broker.js'
 import type { PluginContext, PluginDefinition, PluginInstance } from '../plugins/types.js'
-import type { Store } from '../store/index.js'
 import { VERSION } from '../version.js'
-import { createAuthClientids, createAuthUsers, type CredentialService, type CredentialServiceOptions } from './credentials.js'
+import {
+  createAuthClientids, createAuthUsers, type CredentialService, type CredentialServiceOptions, type CredentialTables
+} from './credentials.js'
 import { attachCredentialPlaceholders, registerCredentialControl, type CredentialCommandGroup } from './ctl.js'
 import { DEFAULT_PASSWORD_HASH, PASSWORD_HASHES, parsePasswordHashName } from './password-hash.js'
 
@@ -69,7 +70,7 @@ interface CredentialPluginSpec {
   idKey: string
   group: CredentialCommandGroup
   schema: ConfigSchema
-  create: (store: Store, opts: CredentialServiceOptions) => CredentialService
+  create: (tables: CredentialTables, opts: CredentialServiceOptions) => CredentialService
   /** The id a connecting client is looked up by. */
   pick: (info: AuthInfo) => string | undefined
 }
@@ -93,7 +94,8 @@ function defineCredentialPlugin (spec: CredentialPluginSpec): PluginDefinition {
       const passwordHash = parsePasswordHashName(ctx.config[hashKey] ?? DEFAULT_PASSWORD_HASH, hashKey)
       const priority = ctx.config[priorityKey] ?? DEFAULT_AUTH_PRIORITY
       if (!Number.isInteger(priority)) throw ConfigError.badValue(priorityKey, String(priority), 'an integer', 'plugin config')
-      const service = spec.create(node.store, { passwordHash })
+      // the cluster-wide table: a user added on any node logs in here (no cache to follow)
+      const service = spec.create(node.shared, { passwordHash })
       await addPresets(spec, ctx, service)
 
       node.broker.addAuthenticator({

@@ -8,11 +8,15 @@
  *   or appear in `list()`. Expired ones are deleted by the periodic purge.
  * - One entry per (`as`, `who`): adding again replaces it (EMQ X 4 did the same).
  * - A client already connected when it gets banned stays connected (as in EMQ X 4); the
- *   ban applies to its next CONNECT.
+ *   ban applies to its next CONNECT. That holds for a ban added on another node too.
+ * - On a node, the list is the cluster-wide table `banned` (docs/cluster-data.md): every
+ *   read goes to the table, so an entry added or deleted on another node applies here from
+ *   the moment it is applied; there is no cache to update.
  */
 import type { Logger } from '../logger.js'
 import type { AccessClient, BannedList, Broker } from '../mqtt/broker.js'
 import { MAX_KEY_BYTES, type Store, type StoreTable } from '../store/index.js'
+import type { SharedData, SharedTable } from '../store/shared.js'
 import {
   BannedEntryNotFoundError, bannedKey, normaliseIp, parseBannedAs, parseBannedInput, parseBannedWho,
   type BannedAs, type BannedEntry, type BannedInput
@@ -26,7 +30,10 @@ export const DEFAULT_PURGE_INTERVAL_MS = 60_000
 
 /** What the banned service uses (a StarlingNode has all of them). */
 export interface BannedServiceComponents {
-  store: Store
+  /** Holds the list when `shared` is not given (a node alone, tests). */
+  store: Pick<Store, 'table'>
+  /** The cluster-wide tables: when given, the list is its table `banned` and replicates. */
+  shared?: Pick<SharedData, 'table'>
   broker: Pick<Broker, 'banned'>
   logger: Logger
 }
@@ -66,13 +73,18 @@ export interface BannedService extends BannedList {
   stop (): Promise<void>
 }
 
-/** Creates the banned list over `components.store` (table {@link BANNED_TABLE}). */
+/**
+ * Creates the banned list over table {@link BANNED_TABLE} of `components.shared` (cluster-wide)
+ * or, without it, of `components.store`.
+ */
 export function createBannedService (components: BannedServiceComponents, opts: BannedServiceOptions = {}): BannedService {
-  const table: StoreTable<BannedEntry> = components.store.table<BannedEntry>(BANNED_TABLE)
+  const table: StoreTable<BannedEntry> & Partial<SharedTable<BannedEntry>> =
+    components.shared?.table<BannedEntry>(BANNED_TABLE) ?? components.store.table<BannedEntry>(BANNED_TABLE)
   const logger = components.logger.child({ component: 'banned' })
   const now = opts.now ?? Date.now
   const purgeIntervalMs = opts.purgeIntervalMs ?? DEFAULT_PURGE_INTERVAL_MS
   let timer: NodeJS.Timeout | undefined
+  let unfollow: (() => void) | undefined
 
   const isLive = (entry: BannedEntry): boolean => entry.until * 1000 > now()
   /** The live entry at (as, who); `who` already normalised. */
@@ -128,6 +140,11 @@ export function createBannedService (components: BannedServiceComponents, opts: 
     async start () {
       if (timer !== undefined) return
       components.broker.banned = service
+      // nothing to update (reads go to the table); the log says where a change came from
+      unfollow = table.onRemoteChange?.((key, entry) => {
+        if (entry !== undefined) logger.info({ who: entry.who, as: entry.as, until: entry.until }, 'banned entry added on another node')
+        else logger.info({ key }, 'banned entry deleted on another node')
+      })
       timer = setInterval(() => {
         service.purge().catch((err) => logger.warn({ err }, 'purge of expired banned entries failed'))
       }, purgeIntervalMs)
@@ -138,6 +155,8 @@ export function createBannedService (components: BannedServiceComponents, opts: 
     async stop () {
       if (timer !== undefined) clearInterval(timer)
       timer = undefined
+      unfollow?.()
+      unfollow = undefined
       if (components.broker.banned === service) components.broker.banned = null
     }
   }

@@ -49,7 +49,7 @@ function serviceOf (node: StarlingNode, table: CredentialTable): CredentialServi
   } catch {
     // a plugin file with an error keeps the plugin from loading; entries still get a hash
   }
-  return spec.create(node.store, { passwordHash })
+  return spec.create(node.shared, { passwordHash })
 }
 
 /** Errors in the API's words: the services' messages point at the CLI. */
