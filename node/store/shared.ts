@@ -157,7 +157,11 @@ function checkKey (table: string, key: unknown): void {
 }
 
 /** The node's replicated tables. */
+/** How long a table's cached digest is trusted without a write. */
+const DIGEST_TTL_MS = 30000
+
 export class SharedData {
+  private readonly digests = new Map<string, { digest: string, at: number }>()
   readonly clock: Hlc
   private readonly stamps: StoreTable<StampRecord>
   private readonly tables = new Map<string, ReplicatedTable<any>>()
@@ -231,10 +235,18 @@ export class SharedData {
     return [...keys].sort().map((key) => this.current(replicated, key))
   }
 
-  /** A hash of `table`'s keys and stamps: equal on two nodes exactly when they agree. */
+  /**
+   * A hash of `table`'s keys and stamps: equal on two nodes exactly when they agree. Cached
+   * until the table's next write (heartbeats ask every few seconds); recomputed after
+   * {@link DIGEST_TTL_MS} all the same, in case a value was written to the store directly.
+   */
   digest (table: string): string {
+    const cached = this.digests.get(table)
+    if (cached !== undefined && Date.now() - cached.at < DIGEST_TTL_MS) return cached.digest
     const lines = this.snapshot(table).map(c => JSON.stringify([c.key, c.stamp]))
-    return createHash('sha1').update(lines.join('\n')).digest('hex')
+    const digest = createHash('sha1').update(lines.join('\n')).digest('hex')
+    this.digests.set(table, { digest, at: Date.now() })
+    return digest
   }
 
   /** @internal The stamp of the latest write of `key`, committed or in flight. */
@@ -248,6 +260,7 @@ export class SharedData {
    * transaction). `value` is what the key holds once it commits (unused for a delete).
    */
   putStamp (table: string, key: string, record: StampRecord, value: unknown): Promise<void> {
+    this.digests.delete(table)
     const sk = stampKey(table, key)
     const stored = sk.startsWith(table + HASHED) ? { ...record, key } : record
     const write: PendingWrite = { table, key, record: stored, value }

@@ -77,6 +77,8 @@ export interface SpawnNodeOptions {
   args?: string[]
   /** Give up waiting for the listeners after this long (the process is killed). */
   timeoutMs?: number
+  /** A command the node runs under, e.g. `['ip', 'netns', 'exec', 'ns1']`. */
+  wrap?: string[]
 }
 
 const spawned = new Set<ChildProcess>()
@@ -112,7 +114,9 @@ export async function spawnNode (opts: SpawnNodeOptions = {}): Promise<NodeProce
   const dataDir = opts.dataDir ?? tempDir()
   const vars: Record<string, string> = { ...EPHEMERAL_ENV, STARLING_NODE__DATA_DIR: dataDir, ...opts.env }
   const expected = (Object.keys(LISTENER_KEYS) as ListenerProtocol[]).filter(p => (vars[LISTENER_KEYS[p]] ?? '').trim() !== '')
-  const child = spawn(process.execPath, ['bin/starling', ...(opts.args ?? [])], {
+  const argv = [process.execPath, 'bin/starling', ...(opts.args ?? [])]
+  const wrapped = [...(opts.wrap ?? []), ...argv]
+  const child = spawn(wrapped[0], wrapped.slice(1), {
     cwd: PROJECT_ROOT,
     env: childEnv(vars),
     stdio: ['ignore', 'pipe', 'pipe']
