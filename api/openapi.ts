@@ -8,7 +8,20 @@ const ENVELOPE = {
     data: { description: 'the result, for reads' },
     meta: {
       type: 'object',
-      properties: { page: { type: 'integer' }, limit: { type: 'integer' }, count: { type: 'integer' } }
+      properties: {
+        page: { type: 'integer' },
+        limit: { type: 'integer' },
+        count: { type: 'integer' },
+        failed: {
+          type: 'array',
+          description: 'cluster-wide answers: the nodes that failed or did not answer (their items are missing from data)',
+          items: {
+            type: 'object',
+            properties: { node: { type: 'string' }, code: { type: 'integer', description: '101 (badrpc) for a node that did not answer' }, message: { type: 'string' } },
+            required: ['node', 'code', 'message']
+          }
+        }
+      }
     },
     message: { type: 'string', description: 'what went wrong, on errors' }
   },

@@ -1,4 +1,5 @@
 import type { StarlingNode } from '../node/node.js'
+import type { ClusterList, FailedNode } from '../node/rpc.js'
 
 /** A JSON schema (the subset Ajv and OpenAPI 3 share). */
 export type JsonSchema = Record<string, unknown>
@@ -14,8 +15,17 @@ export interface ApiRequest {
   node: StarlingNode
 }
 
-/** What a handler returns: nothing (`{code: 0}`), or data with optional pagination meta. */
-export type ApiResult = undefined | { data: unknown, meta?: { page: number, limit: number, count: number } }
+/**
+ * What a handler returns: nothing (`{code: 0}`), or data with optional pagination meta and,
+ * for a cluster-wide answer, the nodes that failed their part. The server puts `failed`
+ * (when not empty) into the envelope's `meta.failed`; `data` is sent as it is.
+ */
+export type ApiResult = undefined | { data: unknown, meta?: { page: number, limit: number, count: number }, failed?: FailedNode[] }
+
+/** A handler's result from a cluster-wide list: its items as `data`, with the failed nodes. */
+export function clusterResult<T> (list: ClusterList<T>): { data: T[], failed: FailedNode[] } {
+  return { data: list.items, failed: list.failed }
+}
 
 /**
  * One endpoint. The same table serves the requests, lists the endpoints at `GET /api/v3/`,

@@ -8,7 +8,7 @@ import { BasicStrategy } from 'passport-http'
 import type { StarlingNode } from '../node/node.js'
 import type { AppsService } from '../node/apps/apps.js'
 import { ApiError, CODES, toApiError } from '../node/errors.js'
-import { fullPath, type RouteDef } from './route-table.js'
+import { fullPath, type ApiResult, type RouteDef } from './route-table.js'
 import { bodyValidator } from './validate.js'
 import { openApiDocument } from './openapi.js'
 
@@ -30,7 +30,7 @@ export interface ApiServer {
  * Builds the Express application of `/api/v3/`: HTTP Basic authentication against the API
  * applications, JSON bodies (109 when not JSON, 413 above {@link MAX_BODY_BYTES}), one
  * Express route per {@link RouteDef}, the index and the OpenAPI document from the same
- * table, and the `{code, message}` error envelope.
+ * table, the success envelope ({@link envelope}) and the `{code, message}` error envelope.
  */
 export function createApiApp (node: StarlingNode, routes: RouteDef[], apps: AppsService): express.Express {
   const app = express()
@@ -71,7 +71,7 @@ export function createApiApp (node: StarlingNode, routes: RouteDef[], apps: Apps
           body,
           node
         })
-        res.json(result === undefined ? { code: 0 } : { code: 0, ...result })
+        res.json(envelope(result))
       } catch (err) {
         next(err)
       }
@@ -90,6 +90,18 @@ export function createApiApp (node: StarlingNode, routes: RouteDef[], apps: Apps
     res.status(e.status).json({ code: e.code, message: e.message })
   })
   return app
+}
+
+/**
+ * The success envelope of a handler's result: `{code: 0}`, or `{code: 0, data, meta?}`.
+ * Nodes that failed their part of a cluster-wide answer go into `meta.failed` (`meta` is
+ * created when the result has none); `data` is exactly the handler's.
+ */
+export function envelope (result: ApiResult): Record<string, unknown> {
+  if (result === undefined) return { code: 0 }
+  const { failed, ...rest } = result
+  if (failed === undefined || failed.length === 0) return { code: 0, ...rest }
+  return { code: 0, ...rest, meta: { ...rest.meta, failed } }
 }
 
 /** The request body as JSON (or undefined when empty); 109 when it is not JSON. */

@@ -46,7 +46,12 @@ export class Cluster {
   readonly routing: Routing
   readonly data: DataSync
   readonly sessions: Sessions
-  private readonly members = new Map<string, { addr: string, downSince: number | null }>()
+  /**
+   * Known members: `downSince` null while the link is up; `lost` once a link to it went
+   * down in this run (with `cluster.autoheal = off` such a member is not dialled again; it
+   * comes back when it dials us, e.g. after its restart).
+   */
+  private readonly members = new Map<string, { addr: string, downSince: number | null, lost: boolean }>()
   private readonly table: StoreTable<StoredMember>
   /** Nodes that left or were forced out: not re-added from others' lists until they join. */
   private readonly departed = new Set<string>()
@@ -73,7 +78,7 @@ export class Cluster {
 
   async start (): Promise<void> {
     await this.mesh.start()
-    for (const [name, m] of this.table.entries()) this.members.set(name, { addr: m.addr, downSince: Date.now() })
+    for (const [name, m] of this.table.entries()) this.members.set(name, { addr: m.addr, downSince: Date.now(), lost: false })
     this.mesh.on('up', (hello) => { this.peerUp(hello) })
     this.mesh.on('down', (name) => { this.peerDown(name) })
     this.mesh.on('frame', (from, frame) => {
@@ -91,15 +96,15 @@ export class Cluster {
     this.sessions.start()
     this.node.rpc.remote = {
       nodes: () => [this.node.name, ...this.mesh.peers()],
-      call: async (target, name, args) => await this.rpc.call(target, 'node.call', { name, args })
+      call: async (target, name, args) => await this.rpc.call(target, 'node.call', { name, args }, RPC_TIMEOUT_MS, name)
     }
     this.timer = setInterval(() => { this.tick() }, TICK_MS)
     this.timer.unref()
     if (this.node.config['cluster.discovery'] === 'static') {
       for (const seed of String(this.node.config['cluster.static.seeds'] ?? '').split(',').map(s => s.trim()).filter(s => s !== '')) {
-        if (seed === this.node.name) continue
-        const { host, port } = parseNodeAddress(seed)
-        if (!this.members.has(nameOf(seed))) this.members.set(nameOf(seed), { addr: `${host}:${port}`, downSince: Date.now() })
+        const { name, host, port } = parseNodeAddress(seed)
+        if (name === this.node.name) continue
+        if (!this.members.has(name)) this.members.set(name, { addr: `${host}:${port}`, downSince: Date.now(), lost: false })
       }
     }
     this.tick()
@@ -167,7 +172,7 @@ export class Cluster {
 
   private peerUp (hello: Hello): void {
     this.departed.delete(hello.name)
-    this.members.set(hello.name, { addr: hello.addr, downSince: null })
+    this.members.set(hello.name, { addr: hello.addr, downSince: null, lost: false })
     void this.table.put(hello.name, { addr: hello.addr })
     const list = [{ name: this.node.name, addr: this.mesh.addr }, ...[...this.members].map(([name, m]) => ({ name, addr: m.addr }))]
     this.mesh.send(hello.name, { k: 'members', list })
@@ -182,6 +187,7 @@ export class Cluster {
     const member = this.members.get(name)
     if (member === undefined) return
     member.downSince = Date.now()
+    member.lost = true
     this.routing.peerDown(name)
     this.sessions.peerDown(name)
     this.updatePartitionAlarm()
@@ -191,7 +197,7 @@ export class Cluster {
   private learn (list: Array<{ name: string, addr: string }>): void {
     for (const { name, addr } of list) {
       if (name === this.node.name || this.departed.has(name) || this.members.has(name)) continue
-      this.members.set(name, { addr, downSince: Date.now() })
+      this.members.set(name, { addr, downSince: Date.now(), lost: false })
       void this.table.put(name, { addr })
       this.dial(name, addr)
     }
@@ -218,7 +224,7 @@ export class Cluster {
         void this.removeMember(name, `cleaned after being down ${Math.round((now - m.downSince) / 1000)} s (cluster.autoclean)`)
         continue
       }
-      if (this.node.config['cluster.autoheal'] !== false || m.downSince === null) this.dial(name, m.addr)
+      if (this.node.config['cluster.autoheal'] !== false || !m.lost) this.dial(name, m.addr)
     }
     void this.mesh.publishControl({ name: this.node.name, addr: this.mesh.addr, incarnation: this.mesh.incarnation, digests: this.data.digests() })
   }

@@ -43,12 +43,12 @@ export class MeshRpc {
   }
 
   /** Calls `method` on `node`; rejects with the node's error, or 101 when it cannot answer. */
-  async call (node: string, method: string, args: unknown, timeoutMs = this.timeoutMs): Promise<unknown> {
+  async call (node: string, method: string, args: unknown, timeoutMs = this.timeoutMs, label = method): Promise<unknown> {
     const id = this.nextId++
     return await new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id)
-        reject(new ApiError(CODES.BADRPC, `node ${node} did not answer ${method} within ${timeoutMs} ms`))
+        reject(new ApiError(CODES.BADRPC, `node ${node} did not answer ${label} within ${timeoutMs} ms`))
       }, timeoutMs)
       this.pending.set(id, { resolve, reject, timer, node })
       if (!this.mesh.send(node, { k: 'q', id, m: method, a: args })) {

@@ -19,6 +19,33 @@ export interface RemoteCaller {
 /** One node's answer in a cluster-wide call. */
 export type NodeResult<T> = { node: string, ok: true, result: T } | { node: string, ok: false, error: ApiError }
 
+/** One node's answer to a per-node read, in the cluster form. */
+export interface PerNode<T> {
+  node: string
+  result: T
+}
+
+/**
+ * A node whose part of a cluster-wide call failed: its error code (101, badrpc, when it did
+ * not answer within the timeout or is unreachable) and message. The API reports these in
+ * `meta.failed`, the CLI as one line per node.
+ */
+export interface FailedNode {
+  node: string
+  code: number
+  message: string
+}
+
+/**
+ * The result of a cluster-wide call: the items of the nodes that answered and the nodes
+ * that failed. Invariant: a node is in one or the other, never both, and a failed node's
+ * items are missing (the list is partial exactly when `failed` is not empty).
+ */
+export interface ClusterList<T> {
+  items: T[]
+  failed: FailedNode[]
+}
+
 /**
  * The operations of this node, callable by node name. Every API handler and every CLI
  * command goes through here: on a single node a call runs locally; once the cluster sets
@@ -52,10 +79,17 @@ export class NodeRpc {
     return [this.node.name, ...others]
   }
 
-  /** Throws a clear error when `node` is not a running node of the cluster. */
+  /**
+   * Throws a clear error when `node` is not a running node of the cluster: 101 (badrpc)
+   * for a stopped member, HTTP 404 with code 102 for a name the cluster does not know.
+   */
   checkNode (node: string): void {
     const nodes = this.nodes()
-    if (!nodes.includes(node)) throw new ApiError(CODES.UNKNOWN, `unknown node ${node}; running nodes: ${nodes.join(', ')}`, 404)
+    if (nodes.includes(node)) return
+    if (this.stoppedNodes().includes(node)) {
+      throw new ApiError(CODES.BADRPC, `node ${node} is stopped (see cluster status); running nodes: ${nodes.join(', ')}`)
+    }
+    throw new ApiError(CODES.UNKNOWN, `unknown node ${node}; running nodes: ${nodes.join(', ')}`, 404)
   }
 
   /** Runs operation `name` on `node`. */
@@ -82,19 +116,47 @@ export class NodeRpc {
   }
 
   /**
-   * Cluster-wide list: every node's items, each with its `node`, in node order. A node that
-   * failed makes the whole list fail only when no node answered (its error is reported);
-   * otherwise its items are missing and `failed` names it.
+   * Runs operation `name` on every running node: the answers of the nodes that answered, in
+   * node order, and the nodes that failed (or did not answer within the cluster's RPC
+   * timeout: code 101). Throws the first error only when no node answered at all.
    */
-  async mergeAll<T extends object> (name: string, args: unknown = {}): Promise<{ items: Array<T & { node: string }>, failed: Array<{ node: string, error: ApiError }> }> {
-    const answers = await this.callAll<T[]>(name, args)
-    const items: Array<T & { node: string }> = []
-    const failed: Array<{ node: string, error: ApiError }> = []
+  async gather<T = unknown> (name: string, args: unknown = {}): Promise<ClusterList<PerNode<T>>> {
+    const answers = await this.callAll<T>(name, args)
+    const items: Array<PerNode<T>> = []
+    const failed: FailedNode[] = []
     for (const answer of answers) {
-      if (answer.ok) for (const item of answer.result) items.push({ ...item, node: answer.node })
-      else failed.push({ node: answer.node, error: answer.error })
+      if (answer.ok) items.push({ node: answer.node, result: answer.result })
+      else failed.push(failedNode(answer.node, answer.error))
     }
-    if (items.length === 0 && failed.length === answers.length && failed.length > 0) throw failed[0].error
+    const first = answers.find(a => !a.ok)
+    if (items.length === 0 && first !== undefined && !first.ok) throw first.error
     return { items, failed }
   }
+
+  /**
+   * Cluster-wide list: every answering node's items, each with its `node`, in node order,
+   * and the nodes that failed (see {@link gather}).
+   */
+  async mergeAll<T extends object> (name: string, args: unknown = {}): Promise<ClusterList<T & { node: string }>> {
+    const { items: answers, failed } = await this.gather<T[]>(name, args)
+    const items: Array<T & { node: string }> = []
+    for (const answer of answers) for (const item of answer.result) items.push({ ...item, node: answer.node })
+    return { items, failed }
+  }
+
+  /**
+   * Members of the cluster that are not running (`stopped` in `cluster status`), by name.
+   * Empty on a single node, and before the cluster part has started.
+   */
+  stoppedNodes (): string[] {
+    const cluster = this.node.cluster as StarlingNode['cluster'] | undefined
+    if (cluster === undefined || this.remote === null) return []
+    const running = new Set(this.nodes())
+    return cluster.status().filter(m => m.status === 'stopped' && !running.has(m.name)).map(m => m.name)
+  }
+}
+
+/** `failed` entry of a node whose part of a cluster-wide call failed with `error`. */
+export function failedNode (node: string, error: ApiError): FailedNode {
+  return { node, code: error.code, message: error.message }
 }

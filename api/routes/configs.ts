@@ -4,7 +4,7 @@
  * change the node's settings (app `starling`) and a plugin's. Thin: node/ops/config-ops.ts
  * and node/ops/plugin-ops.ts do the work; docs/api.md (Configs) gives the shapes.
  */
-import { defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
+import { clusterResult, defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
 import { changeClusterConfig, changeNodeConfig, getNodeConfigs, listConfigs } from '../../node/ops/config-ops.js'
 import { pluginConfig, setPluginConfig } from '../../node/ops/plugin-ops.js'
 
@@ -30,7 +30,7 @@ export const CONFIG_ROUTES: RouteDef[] = defineRoutes([
     method: 'GET',
     path: '/configs/',
     descr: 'Get all configs of the nodes (key -> value text, and the keys applied at run time)',
-    handler: async (req) => ({ data: await listConfigs(req.node.rpc) })
+    handler: async (req) => clusterResult(await listConfigs(req.node.rpc))
   },
   {
     name: 'get_configs',

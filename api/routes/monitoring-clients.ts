@@ -1,17 +1,24 @@
 /**
  * `/api/v3/` endpoints about clients: connections (and kicking one out), sessions,
  * subscriptions and routes (spec: Connections, Sessions, Subscriptions, Routes).
- * Cluster-wide lists merge every node's items by node; `/nodes/:node/...` reads run on that
- * node. Thin: the work is in node/ops (docs/api.md lists the operations and choices).
+ * Cluster-wide lists merge every node's items by node (nodes that fail are in
+ * `meta.failed`); `/nodes/:node/...` reads run on that node. Thin: the work is in node/ops
+ * (docs/api.md lists the operations and choices).
  */
-import { defineRoutes, type ApiRequest, type ApiResult, type RouteDef } from '../route-table.js'
+import { clusterResult, defineRoutes, type ApiRequest, type ApiResult, type RouteDef } from '../route-table.js'
 import { paginate, pageOf } from '../pagination.js'
 import { clusterItems, kickClient, nodeItems } from '../../node/ops/monitoring-service.js'
 
 /** A paginated cluster-wide list of operation `op`. */
 async function clusterPage (req: ApiRequest, op: string, args: object = {}): Promise<ApiResult> {
   pageOf(req.query) // a bad _page/_limit is refused before any node is asked
-  return paginate(await clusterItems(req.node.rpc, op, args), req.query)
+  const { items, failed } = await clusterItems(req.node.rpc, op, args)
+  return { ...paginate(items, req.query), failed }
+}
+
+/** A cluster-wide lookup with operation `op` (not paginated). */
+async function clusterLookup (req: ApiRequest, op: string, args: object): Promise<ApiResult> {
+  return clusterResult(await clusterItems(req.node.rpc, op, args))
 }
 
 /** A paginated list of operation `op` on the node in the path. */
@@ -25,7 +32,7 @@ function clientResource (resource: string, op: string, names: [string, string, s
   return defineRoutes([
     { name: names[0], method: 'GET', path: `/${resource}/`, paginated: true, descr: `A list of ${what} in the cluster`, handler: async (req) => await clusterPage(req, op) },
     { name: names[1], method: 'GET', path: `/nodes/:node/${resource}/`, paginated: true, descr: `A list of ${what} on a node`, handler: async (req) => await nodePage(req, op) },
-    { name: names[2], method: 'GET', path: `/${resource}/:clientid`, descr: `Lookup ${what} of a client in the cluster`, handler: async (req) => ({ data: await clusterItems(req.node.rpc, op, { clientid: req.params.clientid }) }) },
+    { name: names[2], method: 'GET', path: `/${resource}/:clientid`, descr: `Lookup ${what} of a client in the cluster`, handler: async (req) => await clusterLookup(req, op, { clientid: req.params.clientid }) },
     { name: names[3], method: 'GET', path: `/nodes/:node/${resource}/:clientid`, descr: `Lookup ${what} of a client on a node`, handler: async (req) => ({ data: await nodeItems(req.node.rpc, req.params.node, op, { clientid: req.params.clientid }) }) }
   ])
 }
@@ -45,7 +52,7 @@ export const CLIENT_ROUTES = defineRoutes([
     method: 'GET',
     path: '/connection/username/:username',
     descr: 'Lookup the connections of a username in the cluster',
-    handler: async (req) => ({ data: await clusterItems(req.node.rpc, 'connections.list', { username: req.params.username }) })
+    handler: async (req) => await clusterLookup(req, 'connections.list', { username: req.params.username })
   },
   {
     name: 'lookup_node_connection_via_username',
@@ -62,6 +69,6 @@ export const CLIENT_ROUTES = defineRoutes([
     method: 'GET',
     path: '/routes/:topic',
     descr: 'Lookup the routes of a topic filter (URL-encoded: t%2F%23 for t/#)',
-    handler: async (req) => ({ data: await clusterItems(req.node.rpc, 'routes.list', { topic: req.params.topic }) })
+    handler: async (req) => await clusterLookup(req, 'routes.list', { topic: req.params.topic })
   }
 ])

@@ -1,14 +1,15 @@
 /**
  * `/api/v3/` endpoints about nodes: brokers, nodes, listeners, metrics, stats and alarms
  * (spec: Cluster and nodes; Listeners, metrics, stats; Alarms). Thin: each handler runs a
- * per-node operation through `node.rpc` (docs/api.md lists the operations and choices).
+ * per-node operation through `node.rpc` on every running node (nodes that fail are in
+ * `meta.failed`) or on the node in the path (docs/api.md lists the operations and choices).
  */
-import { defineRoutes, type ApiRequest } from '../route-table.js'
-import { listBrokers, listNodes, lookupBroker, lookupNode, perNode } from '../../node/ops/monitoring-service.js'
+import { clusterResult, defineRoutes, type ApiRequest, type ApiResult } from '../route-table.js'
+import { listBrokers, listNodes, lookupBroker, lookupNode, mapList, perNode } from '../../node/ops/monitoring-service.js'
 
-/** `[{node, <key>: result}]` for operation `op` on every node. */
-async function byNode (req: ApiRequest, op: string, key: string): Promise<{ data: unknown[] }> {
-  return { data: (await perNode(req.node.rpc, op)).map(a => ({ node: a.node, [key]: a.result })) }
+/** `[{node, <key>: result}]` for operation `op` on every node (failed nodes in `meta.failed`). */
+async function byNode (req: ApiRequest, op: string, key: string): Promise<ApiResult> {
+  return clusterResult(mapList(await perNode(req.node.rpc, op), a => ({ node: a.node, [key]: a.result })))
 }
 
 /** Operation `op` on the node named in the path. */
@@ -18,9 +19,9 @@ async function onNode (req: ApiRequest, op: string): Promise<{ data: unknown }> 
 
 /** The brokers, nodes, listeners, metrics, stats and alarms endpoints. */
 export const NODE_ROUTES = defineRoutes([
-  { name: 'list_brokers', method: 'GET', path: '/brokers/', descr: 'A list of brokers in the cluster', handler: async (req) => ({ data: await listBrokers(req.node.rpc) }) },
+  { name: 'list_brokers', method: 'GET', path: '/brokers/', descr: 'A list of brokers in the cluster', handler: async (req) => clusterResult(await listBrokers(req.node.rpc)) },
   { name: 'lookup_broker', method: 'GET', path: '/brokers/:node', descr: 'Lookup info of a broker in the cluster', handler: async (req) => ({ data: await lookupBroker(req.node.rpc, req.params.node) }) },
-  { name: 'list_nodes', method: 'GET', path: '/nodes/', descr: 'A list of nodes in the cluster', handler: async (req) => ({ data: await listNodes(req.node.rpc) }) },
+  { name: 'list_nodes', method: 'GET', path: '/nodes/', descr: 'A list of nodes in the cluster', handler: async (req) => clusterResult(await listNodes(req.node.rpc)) },
   { name: 'lookup_node', method: 'GET', path: '/nodes/:node', descr: 'Lookup a node in the cluster', handler: async (req) => ({ data: await lookupNode(req.node.rpc, req.params.node) }) },
 
   { name: 'list_listeners', method: 'GET', path: '/listeners/', descr: 'A list of listeners in the cluster', handler: async (req) => await byNode(req, 'listeners.list', 'listeners') },
@@ -32,7 +33,7 @@ export const NODE_ROUTES = defineRoutes([
     method: 'GET',
     path: '/stats/',
     descr: 'A list of stats of all nodes in the cluster',
-    handler: async (req) => ({ data: (await perNode<object>(req.node.rpc, 'stats.get')).map(a => ({ node: a.node, ...a.result })) })
+    handler: async (req) => clusterResult(mapList(await perNode<object>(req.node.rpc, 'stats.get'), a => ({ node: a.node, ...a.result })))
   },
   { name: 'lookup_node_stats', method: 'GET', path: '/nodes/:node/stats/', descr: 'A list of stats of a node', handler: async (req) => await onNode(req, 'stats.get') },
 

@@ -4,7 +4,7 @@
  * the work is in node/ops/plugin-ops.ts. Codes: 110 `already_started`, 111 `not_started`,
  * HTTP 404 with code 102 for an unknown plugin or node (docs/api.md).
  */
-import { defineRoutes, type RouteDef } from '../route-table.js'
+import { clusterResult, defineRoutes, type RouteDef } from '../route-table.js'
 import { listPlugins, loadPlugin, nodePlugins, unloadPlugin } from '../../node/ops/plugin-ops.js'
 
 /** The plugin endpoints. */
@@ -14,7 +14,7 @@ export const PLUGIN_ROUTES: RouteDef[] = defineRoutes([
     method: 'GET',
     path: '/plugins/',
     descr: 'List all plugins in the cluster',
-    handler: async (req) => ({ data: await listPlugins(req.node.rpc) })
+    handler: async (req) => clusterResult(await listPlugins(req.node.rpc))
   },
   {
     name: 'list_node_plugins',

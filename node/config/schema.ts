@@ -10,8 +10,11 @@
 import { LOG_LEVELS } from '../logger.js'
 import type { ConfigSchema, ConfigValues, PathKeys } from './schema-types.js'
 
-const NODE_NAME = /^[A-Za-z0-9_.-]+@[A-Za-z0-9_.:[\]-]+$/
-const NODE_NAME_LIST = /^[A-Za-z0-9_.-]+@[A-Za-z0-9_.:[\]-]+(?:\s*,\s*[A-Za-z0-9_.-]+@[A-Za-z0-9_.:[\]-]+)*$/
+// a host is a name, an IPv4 address or a bracketed IPv6 address; seeds may add :<cluster port>
+const HOST = String.raw`(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\])`
+const NODE_NAME = new RegExp(String.raw`^[A-Za-z0-9_.-]+@${HOST}$`)
+const SEED = String.raw`[A-Za-z0-9_.-]+@${HOST}(?::\d{1,5})?`
+const NODE_NAME_LIST = new RegExp(String.raw`^${SEED}(?:\s*,\s*${SEED})*$`)
 const TLS_VERIFY = ['verify_none', 'verify_peer'] as const
 const MAX_PACKET = 268435455 // MQTT's Remaining Length limit, 256MB - 1 [MQTT-2.2.3]
 

@@ -15,7 +15,7 @@
  */
 import { resolve } from 'node:path'
 import type { StarlingNode } from '../node.js'
-import type { NodeRpc } from '../rpc.js'
+import type { ClusterList, NodeRpc } from '../rpc.js'
 import { ApiError, CODES, toApiError } from '../errors.js'
 import {
   ConfigError, configKeys, convertValue, describeConfig, isPluginKey, resolvePath,
@@ -119,13 +119,10 @@ function nodeConfigs (node: StarlingNode): NodeConfigs {
   return { configs: describeConfig(node.config), live: KEYS.filter(isAppliedLive) }
 }
 
-/** `GET /configs/`: every running node's settings, by node. */
-export async function listConfigs (rpc: NodeRpc): Promise<Array<{ node: string } & NodeConfigs>> {
-  const answers = await rpc.callAll<NodeConfigs>('configs.get')
-  const out = answers.flatMap(a => a.ok ? [{ node: a.node, ...a.result }] : [])
-  const failed = answers.find(a => !a.ok)
-  if (out.length === 0 && failed !== undefined && !failed.ok) throw failed.error
-  return out
+/** `GET /configs/`: every running node's settings, by node, and the nodes that failed. */
+export async function listConfigs (rpc: NodeRpc): Promise<ClusterList<{ node: string } & NodeConfigs>> {
+  const answers = await rpc.gather<NodeConfigs>('configs.get')
+  return { items: answers.items.map(a => ({ node: a.node, ...a.result })), failed: answers.failed }
 }
 
 /** `GET /nodes/:node/configs/`. */

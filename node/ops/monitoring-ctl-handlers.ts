@@ -7,12 +7,28 @@
 import type { ControlHandlers } from '../control/index.js'
 import type { StarlingNode } from '../node.js'
 import { ApiError, CODES, notFound } from '../errors.js'
-import { clusterItems, kickClient } from './monitoring-service.js'
+import { clusterItems, kickClient, type ClusterList } from './monitoring-service.js'
+import type { CtlList } from './monitoring-ctl.js'
 
-/** Fails with `error` when `items` is empty, so `show` of an unknown id exits 1. */
-function found<T> (items: T[], error: () => Error): T[] {
-  if (items.length === 0) throw error()
-  return items
+/**
+ * What a list command answers: the items, or `{data, failed}` when some node failed its
+ * part (the command prints a line for each; `--json` shows both).
+ */
+function ctlList<T> (list: ClusterList<T>): CtlList<T> {
+  return list.failed.length === 0 ? list.items : { data: list.items, failed: list.failed }
+}
+
+/**
+ * Fails with `error` when `list` has no items, so `show` of an unknown id exits 1; the
+ * nodes that did not answer are named in the message (the id may be on one of them).
+ */
+function found<T> (list: ClusterList<T>, error: () => Error): CtlList<T> {
+  if (list.items.length === 0) {
+    const e = error()
+    if (list.failed.length > 0) e.message += ` (nodes that did not answer: ${list.failed.map(f => f.node).join(', ')})`
+    throw e
+  }
+  return ctlList(list)
 }
 
 /** The monitoring command handlers of `node`, by command name. */
@@ -22,16 +38,16 @@ export function monitoringHandlers (node: StarlingNode): ControlHandlers {
     broker: async () => await rpc.call(node.name, 'brokers.info'),
     'broker stats': async () => await rpc.call(node.name, 'stats.get'),
     'broker metrics': async () => await rpc.call(node.name, 'metrics.get'),
-    'clients list': async () => await clusterItems(rpc, 'connections.list'),
+    'clients list': async () => ctlList(await clusterItems(rpc, 'connections.list')),
     'clients show': async ({ args }) => found(await clusterItems(rpc, 'connections.list', { clientid: args[0] }),
       () => new ApiError(CODES.CLIENT_OFFLINE, `client ${args[0]} is not online`)),
     'clients kick': async ({ args }) => { await kickClient(rpc, args[0]); return 'ok' },
-    'sessions list': async () => await clusterItems(rpc, 'sessions.list'),
+    'sessions list': async () => ctlList(await clusterItems(rpc, 'sessions.list')),
     'sessions show': async ({ args }) => found(await clusterItems(rpc, 'sessions.list', { clientid: args[0] }), () => notFound(`session of client ${args[0]}`)),
-    'subscriptions list': async () => await clusterItems(rpc, 'subscriptions.list'),
-    'subscriptions show': async ({ args }) => await clusterItems(rpc, 'subscriptions.list', { clientid: args[0] }),
-    'routes list': async () => await clusterItems(rpc, 'routes.list'),
-    'routes show': async ({ args }) => await clusterItems(rpc, 'routes.list', { topic: args[0] })
+    'subscriptions list': async () => ctlList(await clusterItems(rpc, 'subscriptions.list')),
+    'subscriptions show': async ({ args }) => ctlList(await clusterItems(rpc, 'subscriptions.list', { clientid: args[0] })),
+    'routes list': async () => ctlList(await clusterItems(rpc, 'routes.list')),
+    'routes show': async ({ args }) => ctlList(await clusterItems(rpc, 'routes.list', { topic: args[0] }))
   }
 }
 

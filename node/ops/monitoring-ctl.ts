@@ -9,8 +9,26 @@ import type { BrokerInfo } from './node-info.js'
 import type { Connection } from './connections.js'
 import type { Session } from './sessions.js'
 import type { Route, Subscription } from './subscriptions.js'
+import type { FailedNode } from '../rpc.js'
+import { CODES } from '../errors.js'
 
 const printOk = (): string => 'ok\n'
+
+/**
+ * What a cluster-wide list command answers: the items, or `{data, failed}` when some node
+ * failed its part (the API's `meta.failed`). `--json` prints it as it is.
+ */
+export type CtlList<T> = T[] | { data: T[], failed: FailedNode[] }
+
+/** `node <name>: badrpc: <message>`, one line per node that failed (101 is EMQ X's badrpc). */
+function failedLines (failed: readonly FailedNode[]): string {
+  return failed.map(f => `node ${f.node}: ${f.code === CODES.BADRPC ? 'badrpc' : `error ${f.code}`}: ${f.message}\n`).join('')
+}
+
+/** A renderer of a {@link CtlList}: `render` of the items, then a line per failed node. */
+function listed<T> (render: (rows: T[]) => string): (result: CtlList<T>) => string {
+  return (result) => Array.isArray(result) ? render(result) : render(result.data) + failedLines(result.failed)
+}
 
 /** `key : value` lines, EMQ X's `~-<width>s: ~w`, with no indent. */
 function fieldLines (values: object, keyWidth: number): string {
@@ -59,18 +77,18 @@ const CONNECTION_COLUMNS: ReadonlyArray<TableColumn<Connection>> = [
 ]
 
 /** `clients list`: a table of the connections of every node. */
-export const clientsListCommand = defineCommand<Connection[]>({
+export const clientsListCommand = defineCommand<CtlList<Connection>>({
   words: ['clients', 'list'],
   description: 'List the connected clients of every node',
-  render: (rows) => formatTable(rows, CONNECTION_COLUMNS, { empty: 'No clients' })
+  render: listed((rows) => formatTable(rows, CONNECTION_COLUMNS, { empty: 'No clients' }))
 })
 
 /** `clients show <ClientId>`: every field of the client's connection. */
-export const clientsShowCommand = defineCommand<Connection[]>({
+export const clientsShowCommand = defineCommand<CtlList<Connection>>({
   words: ['clients', 'show'],
   description: 'Show the connection of a client',
   args: [CLIENT_ID],
-  render: blocks
+  render: listed(blocks)
 })
 
 /** `clients kick <ClientId>`: prints `ok`; fails (code 112) when the client is not online. */
@@ -94,52 +112,52 @@ const SESSION_COLUMNS: ReadonlyArray<TableColumn<Session>> = [
 ]
 
 /** `sessions list`: a table of the sessions of every node (connected and away). */
-export const sessionsListCommand = defineCommand<Session[]>({
+export const sessionsListCommand = defineCommand<CtlList<Session>>({
   words: ['sessions', 'list'],
   description: 'List the sessions of every node, persistent sessions of away clients included',
-  render: (rows) => formatTable(rows, SESSION_COLUMNS, { empty: 'No sessions' })
+  render: listed((rows) => formatTable(rows, SESSION_COLUMNS, { empty: 'No sessions' }))
 })
 
 /** `sessions show <ClientId>`: every field of the client's session. */
-export const sessionsShowCommand = defineCommand<Session[]>({
+export const sessionsShowCommand = defineCommand<CtlList<Session>>({
   words: ['sessions', 'show'],
   description: 'Show the session of a client',
   args: [CLIENT_ID],
-  render: blocks
+  render: listed(blocks)
 })
 
 const SUBSCRIPTION_COLUMNS: ReadonlyArray<TableColumn<Subscription>> = [{ key: 'client_id' }, { key: 'topic' }, { key: 'qos' }, { key: 'node' }]
 
 /** `subscriptions list`: a table of every subscription of every node. */
-export const subscriptionsListCommand = defineCommand<Subscription[]>({
+export const subscriptionsListCommand = defineCommand<CtlList<Subscription>>({
   words: ['subscriptions', 'list'],
   description: 'List the subscriptions of every node',
-  render: (rows) => formatTable(rows, SUBSCRIPTION_COLUMNS, { empty: 'No subscriptions' })
+  render: listed((rows) => formatTable(rows, SUBSCRIPTION_COLUMNS, { empty: 'No subscriptions' }))
 })
 
 /** `subscriptions show <ClientId>`: a table of a client's subscriptions. */
-export const subscriptionsShowCommand = defineCommand<Subscription[]>({
+export const subscriptionsShowCommand = defineCommand<CtlList<Subscription>>({
   words: ['subscriptions', 'show'],
   description: 'List the subscriptions of a client',
   args: [CLIENT_ID],
-  render: (rows) => formatTable(rows, SUBSCRIPTION_COLUMNS, { empty: 'No subscriptions' })
+  render: listed((rows) => formatTable(rows, SUBSCRIPTION_COLUMNS, { empty: 'No subscriptions' }))
 })
 
 const ROUTE_COLUMNS: ReadonlyArray<TableColumn<Route>> = [{ key: 'topic' }, { key: 'node' }]
 
 /** `routes list`: the cluster's route table. */
-export const routesListCommand = defineCommand<Route[]>({
+export const routesListCommand = defineCommand<CtlList<Route>>({
   words: ['routes', 'list'],
   description: 'List the routes: topic filters and the nodes with subscribers to them',
-  render: (rows) => formatTable(rows, ROUTE_COLUMNS, { empty: 'No routes' })
+  render: listed((rows) => formatTable(rows, ROUTE_COLUMNS, { empty: 'No routes' }))
 })
 
 /** `routes show <Topic>`: the routes of one topic filter. */
-export const routesShowCommand = defineCommand<Route[]>({
+export const routesShowCommand = defineCommand<CtlList<Route>>({
   words: ['routes', 'show'],
   description: 'Show the routes of a topic filter',
   args: [{ name: 'Topic', description: 'the topic filter, e.g. t/#' }],
-  render: (rows) => formatTable(rows, ROUTE_COLUMNS, { empty: 'No routes' })
+  render: listed((rows) => formatTable(rows, ROUTE_COLUMNS, { empty: 'No routes' }))
 })
 
 /** Every monitoring command, for the ctl command table (`broker` before its subcommands). */

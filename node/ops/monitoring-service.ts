@@ -3,20 +3,34 @@
  * CLI: every function takes the node's RPC and runs per-node operations through it, so a
  * list covers every running node (each item carrying its `node`) and a `/nodes/:node/...`
  * read runs on that node. On a single node every call is local.
+ *
+ * A cluster-wide list is a {@link ClusterList}: the items of the nodes that answered and
+ * the nodes that failed (code 101 when one did not answer within the RPC timeout). The API
+ * reports the failed ones in `meta.failed`, the CLI prints a line for each.
  */
-import type { NodeRpc } from '../rpc.js'
+import type { ClusterList, NodeRpc, PerNode } from '../rpc.js'
 import { ApiError, CODES } from '../errors.js'
 import { formatBytes, type BrokerInfo, type NodeMonitoring } from './node-info.js'
 
-/** One node's answer to a per-node read, in the cluster form. */
-export interface PerNode<T> {
+export type { ClusterList, FailedNode, PerNode } from '../rpc.js'
+
+/** `node_status` of a member of the cluster that is not running (EMQ X's `stopped_node_info`). */
+export const STOPPED_STATUS = 'Stopped'
+
+/** A stopped member in `GET /brokers/`. */
+export interface StoppedBroker {
   node: string
-  result: T
+  node_status: typeof STOPPED_STATUS
+}
+
+/** A stopped member in `GET /nodes/`: EMQ X 4.3's `#{name, node_status => 'Stopped'}`, with `node`. */
+export interface StoppedNode extends StoppedBroker {
+  name: string
 }
 
 /** Every running node's items of list operation `op`, each with its `node`, in node order. */
-export async function clusterItems<T extends object> (rpc: NodeRpc, op: string, args: object = {}): Promise<Array<T & { node: string }>> {
-  return (await rpc.mergeAll<T>(op, args)).items
+export async function clusterItems<T extends object> (rpc: NodeRpc, op: string, args: object = {}): Promise<ClusterList<T & { node: string }>> {
+  return await rpc.mergeAll<T>(op, args)
 }
 
 /** The items of list operation `op` on `node` (404 with the running nodes for an unknown one). */
@@ -24,22 +38,25 @@ export async function nodeItems<T> (rpc: NodeRpc, node: string, op: string, args
   return await rpc.call<T[]>(node, op, args)
 }
 
-/**
- * Every running node's answer to `op`, by node. Nodes that fail are left out, unless every
- * node failed: then the first error is thrown (as {@link NodeRpc.mergeAll} does).
- */
-export async function perNode<T> (rpc: NodeRpc, op: string, args: object = {}): Promise<Array<PerNode<T>>> {
-  const answers = await rpc.callAll<T>(op, args)
-  const out: Array<PerNode<T>> = []
-  for (const answer of answers) if (answer.ok) out.push({ node: answer.node, result: answer.result })
-  const failed = answers.find(a => !a.ok)
-  if (out.length === 0 && failed !== undefined && !failed.ok) throw failed.error
-  return out
+/** Every running node's answer to `op`, by node, and the nodes that failed. */
+export async function perNode<T> (rpc: NodeRpc, op: string, args: object = {}): Promise<ClusterList<PerNode<T>>> {
+  return await rpc.gather<T>(op, args)
 }
 
-/** `GET /brokers/`: every node's Node (cluster info). */
-export async function listBrokers (rpc: NodeRpc): Promise<BrokerInfo[]> {
-  return (await perNode<BrokerInfo>(rpc, 'brokers.info')).map(a => a.result)
+/** `list` with each item mapped by `fn`; the failed nodes unchanged. */
+export function mapList<T, U> (list: ClusterList<T>, fn: (item: T) => U): ClusterList<U> {
+  return { items: list.items.map(fn), failed: list.failed }
+}
+
+/**
+ * `GET /brokers/`: every running node's Node (cluster info), then each stopped member as
+ * `{node, node_status: 'Stopped'}`. EMQ X 4 listed only running nodes here; DESIGN.md's
+ * dashboards poll this list for every node's status, so the stopped ones are in it too.
+ */
+export async function listBrokers (rpc: NodeRpc): Promise<ClusterList<BrokerInfo | StoppedBroker>> {
+  const running = mapList(await perNode<BrokerInfo>(rpc, 'brokers.info'), a => a.result)
+  const stopped = rpc.stoppedNodes().map((node): StoppedBroker => ({ node, node_status: STOPPED_STATUS }))
+  return { items: [...running.items, ...stopped], failed: running.failed }
 }
 
 /** `GET /brokers/:node`: one node's Node object, without `node` (the spec's single form). */
@@ -48,13 +65,19 @@ export async function lookupBroker (rpc: NodeRpc, node: string): Promise<Omit<Br
   return info
 }
 
-/** `GET /nodes/`: every node's monitoring data, memory as text with a unit (`76.45M`). */
-export async function listNodes (rpc: NodeRpc): Promise<NodeMonitoring[]> {
-  return (await perNode<NodeMonitoring>(rpc, 'nodes.info')).map(({ result }) => ({
+/**
+ * `GET /nodes/`: every running node's monitoring data, memory as text with a unit
+ * (`76.45M`), then each stopped member as `{node, name, node_status: 'Stopped'}` (EMQ X
+ * 4.3's `stopped_node_info`).
+ */
+export async function listNodes (rpc: NodeRpc): Promise<ClusterList<NodeMonitoring | StoppedNode>> {
+  const running = mapList(await perNode<NodeMonitoring>(rpc, 'nodes.info'), ({ result }): NodeMonitoring => ({
     ...result,
     memory_total: formatBytes(Number(result.memory_total)),
     memory_used: formatBytes(Number(result.memory_used))
   }))
+  const stopped = rpc.stoppedNodes().map((node): StoppedNode => ({ node, name: node, node_status: STOPPED_STATUS }))
+  return { items: [...running.items, ...stopped], failed: running.failed }
 }
 
 /** `GET /nodes/:node`: one node's monitoring data, memory in bytes. */

@@ -6,10 +6,10 @@
  * Plugins are per node: every call names its node (or asks them all, for the list).
  */
 import type { StarlingNode } from '../node.js'
-import type { NodeRpc } from '../rpc.js'
+import type { ClusterList, NodeRpc } from '../rpc.js'
 import { ApiError, CODES } from '../errors.js'
 import { PluginNotFoundError, type PluginInfo } from '../plugins/index.js'
-import { perNode } from './monitoring-service.js'
+import { mapList, perNode } from './monitoring-service.js'
 import { changePluginConfig, readPluginConfig, type PluginConfigChange } from './plugin-config-ops.js'
 
 export type { PluginConfigChange } from './plugin-config-ops.js'
@@ -20,9 +20,9 @@ export interface NodePlugins {
   plugins: PluginInfo[]
 }
 
-/** `GET /plugins/`: every running node's plugins, by node. */
-export async function listPlugins (rpc: NodeRpc): Promise<NodePlugins[]> {
-  return (await perNode<PluginInfo[]>(rpc, 'plugins.list')).map(({ node, result }) => ({ node, plugins: result }))
+/** `GET /plugins/`: every running node's plugins, by node, and the nodes that failed. */
+export async function listPlugins (rpc: NodeRpc): Promise<ClusterList<NodePlugins>> {
+  return mapList(await perNode<PluginInfo[]>(rpc, 'plugins.list'), ({ node, result }) => ({ node, plugins: result }))
 }
 
 /** `GET /nodes/:node/plugins/`: that node's plugins, sorted by name. */
