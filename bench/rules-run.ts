@@ -5,6 +5,11 @@
  * as the broker is ready, before any load. Payloads are JSON `{"temp":35}` (padded), so
  * the one matching rule fires on every message. See docs/performance.md, "Rule engine".
  *
+ * `--in-process` runs the same rule sets on the rule runtime alone, in this process, fed
+ * with message.publish events as the broker builds them (no sockets, no aedes): the rule
+ * engine's own CPU per message, without the noise of a whole broker, and a process to
+ * profile (`node --cpu-prof dist/bench/rules-run.js --in-process --cases ...`).
+ *
  *   npm run build && node dist/bench/rules-run.js --rounds 3 --duration 10
  */
 import os from 'node:os'
@@ -12,10 +17,21 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Table from 'cli-table3'
 import { Command } from 'commander'
+import { pino } from 'pino'
 import { freePort, starlingTarget, type BrokerTarget } from './broker-process.js'
 import { median } from './report.js'
 import { runScenario, type RunResult } from './scenario-runner.js'
 import { SCENARIOS, type BenchOptions, type Scenario } from './scenarios.js'
+import { HooksBus } from '../node/hooks.js'
+import { messageEvent } from '../node/mqtt/broker-events.js'
+import type { StarlingNode } from '../node/node.js'
+import { createBuiltInRegistry } from '../rules/engine.js'
+import { EngineMetrics } from '../rules/metrics.js'
+import { checkParams } from '../rules/params.js'
+import { RepublishMarks } from '../rules/republish-marks.js'
+import type { RuleEntry } from '../rules/rule-service.js'
+import { RuleRuntime } from '../rules/runtime.js'
+import { compileSql } from '../rules/sql/index.js'
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url))
 /** dist/bench/rules-run.js → repository root. */
@@ -23,27 +39,50 @@ const repoRoot = path.resolve(benchDir, '..', '..')
 const SECRET = 'bench'
 const TEMP = 35
 
+/** A rule as POST /api/v3/rules takes it. */
+interface RuleSpec { rawsql: string, actions: Array<{ name: string, params: Record<string, unknown> }> }
+
+const republish = (topic: string): RuleSpec['actions'] => [{ name: 'republish', params: { target_topic: topic, target_qos: 0 } }]
+
 /** The matching rule: fires on every bench message and republishes it to `out/hot`. */
-const MATCHING = {
+const MATCHING: RuleSpec = {
   rawsql: 'SELECT payload.temp as temp FROM "message.publish" WHERE payload.temp > 30',
-  actions: [{ name: 'republish', params: { target_topic: 'out/hot', target_qos: 0 } }]
+  actions: republish('out/hot')
 }
 
-/** Rule `i` of the 99 that never match: half on the payload, half on the topic. */
-function nonMatching (i: number): typeof MATCHING {
-  const where = i % 2 === 0 ? 'payload.temp > 1000' : `topic = 'other/${i}'`
-  return {
-    rawsql: `SELECT payload.temp as temp FROM "message.publish" WHERE ${where}`,
-    actions: [{ name: 'republish', params: { target_topic: `out/never/${i}`, target_qos: 0 } }]
-  }
-}
+/** Rule `i` whose FROM topic filter matches no bench topic (`t/<n>`). */
+const elsewhere = (i: number): RuleSpec => ({
+  rawsql: `SELECT payload.temp as temp FROM "other/${i}/#" WHERE payload.temp > 30`,
+  actions: republish(`out/never/${i}`)
+})
 
-interface RuleCase { name: string, rules: Array<typeof MATCHING> }
+/** Rule `i` whose FROM matches every bench topic and whose WHERE on the JSON payload is false. */
+const whereFalse = (i: number): RuleSpec => ({
+  rawsql: `SELECT payload.temp as temp FROM "t/#" WHERE payload.temp > ${1000 + i}`,
+  actions: republish(`out/never/${i}`)
+})
 
+/**
+ * Rule `i` of the first version of this bench: FROM names the event, so it also sees the
+ * matching rule's republished messages (empty payload); half test the payload, half the topic.
+ */
+const specWhereFalse = (i: number): RuleSpec => ({
+  rawsql: `SELECT payload.temp as temp FROM "message.publish" WHERE ${i % 2 === 0 ? 'payload.temp > 1000' : `topic = 'other/${i}'`}`,
+  actions: republish(`out/never/${i}`)
+})
+
+/** A bench case: the rules installed. */
+interface RuleCase { name: string, rules: RuleSpec[] }
+
+const times = (n: number, rule: (i: number) => RuleSpec): RuleSpec[] => Array.from({ length: n }, (_, i) => rule(i))
+
+/** Every case; `--cases` picks some by their number (1-based) in this list. */
 const CASES: RuleCase[] = [
   { name: '0 rules', rules: [] },
-  { name: '1 rule', rules: [MATCHING] },
-  { name: '100 rules', rules: [MATCHING, ...Array.from({ length: 99 }, (_, i) => nonMatching(i))] }
+  { name: '1 rule (matches)', rules: [MATCHING] },
+  { name: '100 rules, FROM no match', rules: times(100, elsewhere) },
+  { name: '100 rules, WHERE false', rules: times(100, whereFalse) },
+  { name: '1 matching + 99 WHERE false (event FROM)', rules: [MATCHING, ...times(99, specWhereFalse)] }
 ]
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
@@ -72,8 +111,11 @@ async function createRules (httpPort: number, rules: RuleCase['rules']): Promise
   }
 }
 
-/** Starling with the management API on `httpPort` (admin:bench) and `ruleCase`'s rules created when ready. */
-function ruleTarget (repoRoot: string, ruleCase: RuleCase, httpPort: number): BrokerTarget {
+/**
+ * Starling with the management API on `httpPort` (admin:bench) and `ruleCase`'s rules created
+ * when ready; with `profileDir`, it writes a CPU profile there when it stops.
+ */
+function ruleTarget (repoRoot: string, ruleCase: RuleCase, httpPort: number, profileDir: string | undefined): BrokerTarget {
   const base = starlingTarget(repoRoot)
   return {
     name: ruleCase.name,
@@ -82,6 +124,7 @@ function ruleTarget (repoRoot: string, ruleCase: RuleCase, httpPort: number): Br
       const cmd = base.command(port, dataDir)
       return {
         ...cmd,
+        args: profileDir === undefined ? cmd.args : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, ...cmd.args],
         env: {
           ...cmd.env,
           STARLING_MANAGEMENT__LISTENER__HTTP: `127.0.0.1:${httpPort}`,
@@ -119,47 +162,36 @@ function behind (rs: RunResult[]): string {
   return share !== null && share < 0.98 ? `delivered ${Math.round(share * 100)}% of sent (saturated)` : ''
 }
 
-const program = new Command('rules-bench')
-  .description('Starling CPU per message with 0, 1 and 100 rules, fan-in QoS 0 with JSON payloads.')
-  .option('--rounds <n>', 'rounds; each runs every case once; the table shows medians', '3')
-  .option('--duration <s>', 'measured window per run, seconds', '10')
-  .option('--warmup <s>', 'traffic before the window opens, seconds', '2')
-  .option('--workers <n>', 'load-generator worker threads', '2')
-  .option('--payload <bytes>', 'PUBLISH payload size (JSON padded with spaces)', '64')
-  .option('--rate <msg/s>', 'total publish rate over the 100 publishers', '10000')
+const fmt = (v: number | null, digits: number): string => v === null ? '-' : v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
+const percent = (v: number | null): string => v === null ? '-' : `${v >= 0 ? '+' : ''}${v.toFixed(1)}%`
 
-async function main (): Promise<void> {
-  const cli = program.parse().opts<Record<'rounds' | 'duration' | 'warmup' | 'workers' | 'payload' | 'rate', string>>()
-  const rate = positive('rate', cli.rate)
-  const opts: BenchOptions = {
-    duration: positive('duration', cli.duration),
-    warmup: Number(cli.warmup),
-    workers: Math.max(1, Math.round(positive('workers', cli.workers))),
-    payloadSize: positive('payload', cli.payload),
-    faninRate: rate,
-    faninQos1Rate: rate,
-    fanoutRate: 1,
-    latencyRate: 1,
-    idleConnections: 0,
-    floodPublishers: 1,
-    maxRssMb: 4096
-  }
-  const rounds = Math.round(positive('rounds', cli.rounds))
+/** The cases named by `--cases` (1-based numbers in {@link CASES}, comma separated), or all. */
+function pickCases (list: string | undefined): RuleCase[] {
+  if (list === undefined) return CASES
+  return list.split(',').map((n) => {
+    const c = CASES[Number(n) - 1]
+    if (c === undefined) throw new Error(`--cases: no case ${n}; the cases are ${CASES.map((c, i) => `${i + 1} (${c.name})`).join(', ')}`)
+    return c
+  })
+}
+
+/** Runs every case against a fresh broker per round and prints the table. */
+async function againstBroker (cases: RuleCase[], rounds: number, opts: BenchOptions, profileDir: string | undefined): Promise<void> {
   const reason = starlingTarget(repoRoot).unavailable()
   if (reason !== null) throw new Error(reason)
   const scenario = jsonFanin()
-  console.log(`rules bench: ${CASES.map((c) => c.name).join(', ')} x ${rounds} rounds, ${opts.duration} s window + ` +
+  console.log(`rules bench: ${cases.length} cases x ${rounds} rounds, ${opts.duration} s window + ` +
     `${opts.warmup} s warm-up, ${opts.workers} generator threads, ${os.cpus().length} cores, node ${process.version}`)
   console.log(`== ${scenario.describe(opts)}`)
-  const runs = new Map<string, RunResult[]>(CASES.map((c) => [c.name, []]))
+  const runs = new Map<RuleCase, RunResult[]>(cases.map((c) => [c, []]))
   for (let round = 1; round <= rounds; round++) {
     // Cases alternate within each round so drift in the machine hits all of them alike.
-    for (const ruleCase of CASES) {
+    for (const ruleCase of cases) {
       console.log(`[${round}/${rounds}] ${ruleCase.name} ...`)
       try {
-        const target = ruleTarget(repoRoot, ruleCase, await freePort())
+        const target = ruleTarget(repoRoot, ruleCase, await freePort(), profileDir)
         const r = await runScenario(scenario, target, round, opts, repoRoot, (line) => console.log(line))
-        runs.get(ruleCase.name)?.push(r)
+        runs.get(ruleCase)?.push(r)
         console.log(`    ${Math.round(r.deliveredPerS)} msg/s delivered (sent ${Math.round(r.sentPerS)}/s), ` +
           `${r.cpuUsPerMsg?.toFixed(2) ?? '-'} µs CPU/msg, broker CPU ${r.cpuPercent.toFixed(0)}%, ` +
           `RSS ${r.rssMb.toFixed(1)} MiB, gen CPU ${r.generatorCpuPercent.toFixed(0)}%`)
@@ -168,23 +200,139 @@ async function main (): Promise<void> {
       }
     }
   }
-  const baseline = median((runs.get(CASES[0].name) ?? []).map((r) => r.cpuUsPerMsg))
+  const baseCase = cases.find((c) => c.rules.length === 0)
+  const baseline = baseCase === undefined ? null : median((runs.get(baseCase) ?? []).map((r) => r.cpuUsPerMsg))
   const table = new Table({
     head: ['case', 'CPU µs/msg', 'vs 0 rules', 'delivered msg/s', 'broker CPU %', 'RSS MiB', 'gen CPU %', 'runs', 'notes'],
     colAligns: ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'left'],
     style: { head: [], border: [] }
   })
-  for (const c of CASES) {
-    const rs = runs.get(c.name) ?? []
+  for (const c of cases) {
+    const rs = runs.get(c) ?? []
     const cpu = median(rs.map((r) => r.cpuUsPerMsg))
-    const overhead = cpu === null || baseline === null || c === CASES[0] ? null : (cpu / baseline - 1) * 100
-    const fmt = (v: number | null, digits: number): string => v === null ? '-' : v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
-    table.push([c.name, fmt(cpu, 2), overhead === null ? '-' : `${overhead >= 0 ? '+' : ''}${overhead.toFixed(1)}%`,
+    const overhead = cpu === null || baseline === null || c === baseCase ? null : (cpu / baseline - 1) * 100
+    table.push([c.name, fmt(cpu, 2), percent(overhead),
       fmt(median(rs.map((r) => r.deliveredPerS)), 0), fmt(median(rs.map((r) => r.cpuPercent)), 0),
       fmt(median(rs.map((r) => r.rssMb)), 1), fmt(median(rs.map((r) => r.generatorCpuPercent)), 0), String(rs.length), behind(rs)])
   }
   console.log('\nMedians over rounds (CPU = broker user+sys per delivered message; vs 0 rules = rule-engine overhead):')
   console.log(table.toString())
+}
+
+/** A stored rule made from `spec`, as the rule service would store it (action params checked, defaults filled). */
+function ruleEntry (spec: RuleSpec, n: number, registry: ReturnType<typeof createBuiltInRegistry>): RuleEntry {
+  const id = `bench:${String(n).padStart(3, '0')}`
+  const actions = spec.actions.map((a, i) => {
+    const def = registry.findAction(a.name)
+    if (def === undefined) throw new Error(`unknown action ${a.name}`)
+    return { id: `${a.name}_${n}_${i}`, name: a.name, params: checkParams(def.params, a.params, a.name) }
+  })
+  const compiled = compileSql(spec.rawsql)
+  return { rule: { id, for: compiled.events.join(','), rawsql: spec.rawsql, actions, enabled: true, description: '', created_at: 0 }, compiled }
+}
+
+/** Messages published between two turns of the event loop (when the queued actions run). */
+const BATCH = 100
+
+/**
+ * One in-process run: `ruleCase`'s rules on a {@link RuleRuntime} whose node is a hooks bus
+ * and an aedes stand-in (a republished message is emitted as message.publish at once, as the
+ * broker does). Publishes `messages` events the way the broker builds them (a fresh payload
+ * Buffer each, topics `t/0` ... `t/99`) and returns the process's CPU µs per message.
+ */
+async function inProcessRun (ruleCase: RuleCase, messages: number, payloadSize: number): Promise<number> {
+  const logger = pino({ level: 'silent' })
+  const hooks = new HooksBus(logger)
+  const publish = (packet: { topic: string, payload: Buffer, qos: number, clientId?: string }): void => {
+    if (hooks.has('message.publish')) hooks.emit('message.publish', messageEvent('message.publish', 'bench@127.0.0.1', packet, null))
+  }
+  const aedes = { publish: (packet: { topic: string, payload: Buffer, qos: number }, done: () => void) => { publish(packet); done() } }
+  const node = { name: 'bench@127.0.0.1', logger, hooks, broker: { aedes } } as unknown as StarlingNode
+  const registry = createBuiltInRegistry()
+  const runtime = new RuleRuntime({ node, logger, registry, metrics: new EngineMetrics(), marks: new RepublishMarks(), resource: () => undefined })
+  runtime.load(ruleCase.rules.map((spec, n) => ruleEntry(spec, n, registry)))
+  runtime.start()
+  const json = Buffer.from(JSON.stringify({ temp: TEMP }).padEnd(payloadSize, ' '))
+  const topics = Array.from({ length: 100 }, (_, i) => `t/${i}`)
+  const send = async (count: number): Promise<void> => {
+    for (let sent = 0; sent < count;) {
+      for (let k = 0; k < BATCH && sent < count; k++, sent++) {
+        publish({ topic: topics[sent % 100], payload: Buffer.from(json), qos: 0, clientId: `c${sent % 100}` })
+      }
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+  }
+  await send(Math.min(messages, 50_000)) // warm-up: optimised code, steady heap
+  const before = process.cpuUsage()
+  await send(messages)
+  const cpu = process.cpuUsage(before)
+  runtime.stop()
+  return (cpu.user + cpu.system) / messages
+}
+
+/** Runs every case in this process, interleaved per round, and prints the table. */
+async function inProcess (cases: RuleCase[], rounds: number, messages: number, payloadSize: number): Promise<void> {
+  console.log(`rules bench, in process: ${cases.length} cases x ${rounds} rounds x ${messages} messages, node ${process.version}`)
+  const runs = new Map<RuleCase, number[]>(cases.map((c) => [c, []]))
+  for (let round = 1; round <= rounds; round++) {
+    for (const ruleCase of cases) {
+      const us = await inProcessRun(ruleCase, messages, payloadSize)
+      runs.get(ruleCase)?.push(us)
+      console.log(`[${round}/${rounds}] ${ruleCase.name}: ${us.toFixed(3)} µs CPU/msg`)
+    }
+  }
+  const baseCase = cases.find((c) => c.rules.length === 0)
+  const baseline = baseCase === undefined ? null : median(runs.get(baseCase) ?? [])
+  const table = new Table({
+    head: ['case', 'CPU µs/msg', 'rules µs/msg', 'runs'],
+    colAligns: ['left', 'right', 'right', 'right'],
+    style: { head: [], border: [] }
+  })
+  for (const c of cases) {
+    const us = median(runs.get(c) ?? [])
+    table.push([c.name, fmt(us, 3), us === null || baseline === null || c === baseCase ? '-' : fmt(us - baseline, 3), String(runs.get(c)?.length ?? 0)])
+  }
+  console.log('\nMedians over rounds (CPU = this process, user+sys, per published message; rules = minus the 0-rule case):')
+  console.log(table.toString())
+}
+
+const program = new Command('rules-bench')
+  .description('Starling CPU per message with 0, 1 and 100 rules, fan-in QoS 0 with JSON payloads.')
+  .option('--rounds <n>', 'rounds; each runs every case once; the table shows medians', '3')
+  .option('--cases <list>', `case numbers, comma separated (default all): ${CASES.map((c, i) => `${i + 1} ${c.name}`).join('; ')}`)
+  .option('--duration <s>', 'measured window per run, seconds', '10')
+  .option('--warmup <s>', 'traffic before the window opens, seconds', '2')
+  .option('--workers <n>', 'load-generator worker threads', '2')
+  .option('--payload <bytes>', 'PUBLISH payload size (JSON padded with spaces)', '64')
+  .option('--rate <msg/s>', 'total publish rate over the 100 publishers', '10000')
+  .option('--profile <dir>', 'the broker writes a CPU profile (node --cpu-prof) into <dir> per run')
+  .option('--in-process', 'run the rule runtime alone in this process (no broker, no sockets)')
+  .option('--messages <n>', 'with --in-process: messages per run', '200000')
+
+async function main (): Promise<void> {
+  type Options = Record<'rounds' | 'duration' | 'warmup' | 'workers' | 'payload' | 'rate' | 'messages', string> & { cases?: string, profile?: string, inProcess?: boolean }
+  const cli = program.parse().opts<Options>()
+  const cases = pickCases(cli.cases)
+  const rounds = Math.round(positive('rounds', cli.rounds))
+  const payloadSize = positive('payload', cli.payload)
+  if (cli.inProcess === true) {
+    await inProcess(cases, rounds, Math.round(positive('messages', cli.messages)), payloadSize)
+    return
+  }
+  const rate = positive('rate', cli.rate)
+  await againstBroker(cases, rounds, {
+    duration: positive('duration', cli.duration),
+    warmup: Number(cli.warmup),
+    workers: Math.max(1, Math.round(positive('workers', cli.workers))),
+    payloadSize,
+    faninRate: rate,
+    faninQos1Rate: rate,
+    fanoutRate: 1,
+    latencyRate: 1,
+    idleConnections: 0,
+    floodPublishers: 1,
+    maxRssMb: 4096
+  }, cli.profile === undefined ? undefined : path.resolve(cli.profile))
 }
 
 process.on('SIGINT', () => process.exit(130))

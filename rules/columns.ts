@@ -9,10 +9,13 @@
  *   `session.subscribed` ...), as its `verify_event_fields` test asserts them.
  *
  * The payload is a UTF-8 string in both (the SQL decodes JSON when it reads
- * `payload.<key>` or calls `json_decode`). An absent username or mountpoint is `null`.
+ * `payload.<key>` or calls `json_decode`), or a Buffer when its bytes are not UTF-8, so a
+ * binary payload (avro, protobuf) reaches `schema_decode` intact. An absent username or
+ * mountpoint is `null`.
  * The runtime builds them once per event and dialect, never per rule; rules must not change
  * them.
  */
+import { isUtf8 } from 'node:buffer'
 import type {
   ConnectedEvent, DeliverEvent, DisconnectedEvent, DroppedEvent, HookEventMap, HookName, MessageEvent, SubscribeEvent
 } from '../node/hooks.js'
@@ -34,6 +37,9 @@ export const EMQX4_EVENT_NAMES: Record<HookName, string> = {
 
 const isMessage = (hook: HookName): boolean => hook.startsWith('message.')
 
+/** The `payload` column: the text, or the bytes when they are not UTF-8 (decoding would lose them). */
+const payloadColumn = (payload: Buffer): string | Buffer => isUtf8(payload) ? payload.toString('utf8') : payload
+
 /** The spec-dialect columns of `event`. */
 export function specColumns<K extends HookName> (hook: K, event: HookEventMap[K]): Columns {
   const e = event as HookEventMap[HookName]
@@ -42,7 +48,7 @@ export function specColumns<K extends HookName> (hook: K, event: HookEventMap[K]
     const m = e as MessageEvent
     cols.id = m.id
     cols.topic = m.topic
-    cols.payload = m.payload.toString('utf8')
+    cols.payload = payloadColumn(m.payload)
     cols.peername = m.peername
     cols.qos = m.qos
     if (hook === 'message.deliver') {
@@ -83,7 +89,7 @@ export function emqx4Columns<K extends HookName> (hook: K, event: HookEventMap[K
   if (isMessage(hook)) {
     const m = e as MessageEvent
     base.id = m.id
-    base.payload = m.payload.toString('utf8')
+    base.payload = payloadColumn(m.payload)
     base.peerhost = m.peerhost
     base.topic = m.topic
     base.qos = m.qos

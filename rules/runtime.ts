@@ -7,9 +7,10 @@
  *    never per rule.
  * 2. Each rule of the event runs its compiled SQL, unless the message was republished by that
  *    rule (see republish-marks.ts) or, for an EMQ X 4 topic rule, the topic matches none of
- *    its FROM filters. A run that fails (a non-JSON payload read as JSON, a conversion
- *    that fails, an exception) counts as `failed` and is not a match; it never stops the
- *    other rules.
+ *    its FROM filters (found in one index of every rule's filters; when no rule is left,
+ *    no columns are built). The payload is decoded as JSON once per event, shared by the
+ *    rules. A run that fails (a non-JSON payload read as JSON, a conversion that fails, an
+ *    exception) counts as `failed` and is not a match; it never stops the other rules.
  * 3. For a match, `matched` moves and the actions are queued: they run off the delivery
  *    path (setImmediate), each counted as success or failed; a failing or slow action is
  *    logged and never delays or breaks delivery.
@@ -19,17 +20,20 @@
 import type { HookEventMap, HookName, MessageEvent } from '../node/hooks.js'
 import type { StarlingNode } from '../node/node.js'
 import type { Logger } from '../node/logger.js'
-import { topicMatch, type CompiledSql } from './sql/index.js'
+import { PayloadCache, TopicIndex, type CompiledSql } from './sql/index.js'
 import { emqx4Columns, specColumns, type Columns } from './columns.js'
 import type { ActionCounters, EngineMetrics, RuleCounters } from './metrics.js'
 import type { RepublishMarks } from './republish-marks.js'
 import type { ActionRegistry } from './registry.js'
 import type { ActionContext, ActionDefinition, Resource, Rule, RulePublish } from './types.js'
 import type { RuleEntry } from './rule-service.js'
+import { DeferredResult } from './funcs/errors.js'
 
 /** A rule ready to run: its compiled SQL, its actions resolved, its counters. */
 interface Runnable {
   id: string
+  /** Position in rule-id order: the rules of an event run in this order. */
+  order: number
   compiled: CompiledSql
   counters: RuleCounters
   actions: BoundAction[]
@@ -49,8 +53,44 @@ interface BoundAction {
 
 interface Job { rule: Runnable, selected: Record<string, unknown>, env: Columns, chain: readonly string[] | undefined }
 
+/**
+ * The rules of one hook event. For message.publish, the EMQ X 4 rules whose FROM names topic
+ * filters are indexed by those filters; every other rule runs on every event.
+ */
+class EventRules {
+  /** The rules for every event, in rule order. */
+  readonly everyTopic: Runnable[] = []
+  /** message.publish: the rules restricted to their FROM topic filters. */
+  private readonly byTopic = new TopicIndex<Runnable>()
+
+  constructor (private readonly hook: HookName) {}
+
+  /** Adds a rule; rules are added in rule order. */
+  add (rule: Runnable): void {
+    const filters = rule.compiled.topicFilters
+    if (this.hook !== 'message.publish' || filters === null) this.everyTopic.push(rule)
+    else for (const filter of new Set(filters)) this.byTopic.add(filter, rule) // FROM "t/#", "t/#" runs once
+  }
+
+  /** The rules to run on a message on `topic`: each once, in rule order. */
+  forTopic (topic: string): readonly Runnable[] {
+    if (this.byTopic.empty) return this.everyTopic
+    const found = this.byTopic.match(topic, [])
+    if (found.length === 0) return this.everyTopic
+    if (found.length === 1 && this.everyTopic.length === 0) return found[0]
+    const rules = this.everyTopic.concat(...found).sort((a, b) => a.order - b.order)
+    // a rule whose FROM names several filters matching the topic was found once per filter
+    let n = 1
+    for (let i = 1; i < rules.length; i++) if (rules[i] !== rules[n - 1]) rules[n++] = rules[i]
+    rules.length = n
+    return rules
+  }
+}
+
 /** At most one warning per rule or action in this period (a failing rule can fire per message). */
 const LOG_EVERY_MS = 10_000
+/** How many times one evaluation may wait for a function's answer (see {@link RuleRuntime.defer}). */
+const MAX_DEFERRALS = 4
 
 /** What the runtime needs. */
 export interface RuntimeInit {
@@ -64,7 +104,7 @@ export interface RuntimeInit {
 
 /** Runs the rules of one node on its hooks bus. */
 export class RuleRuntime {
-  private byEvent = new Map<HookName, Runnable[]>()
+  private byEvent = new Map<HookName, EventRules>()
   private readonly listening = new Map<HookName, () => void>()
   private running = false
   private entries: RuleEntry[] = []
@@ -103,15 +143,16 @@ export class RuleRuntime {
   }
 
   private reindex (): void {
-    const byEvent = new Map<HookName, Runnable[]>()
+    const byEvent = new Map<HookName, EventRules>()
     if (this.running) {
+      let order = 0
       for (const entry of this.entries) {
         if (!entry.rule.enabled || entry.compiled === null) continue
-        const runnable = this.runnable(entry.rule, entry.compiled)
+        const runnable = this.runnable(entry.rule, entry.compiled, order++)
         for (const event of entry.compiled.events as HookName[]) {
-          const list = byEvent.get(event) ?? []
-          list.push(runnable)
-          byEvent.set(event, list)
+          let rules = byEvent.get(event)
+          if (rules === undefined) byEvent.set(event, rules = new EventRules(event))
+          rules.add(runnable)
         }
       }
     }
@@ -125,10 +166,11 @@ export class RuleRuntime {
     this.init.marks.rememberContent = byEvent.has('message.acked')
   }
 
-  private runnable (rule: Rule, compiled: CompiledSql): Runnable {
+  private runnable (rule: Rule, compiled: CompiledSql, order: number): Runnable {
     const { metrics, registry } = this.init
     return {
       id: rule.id,
+      order,
       compiled,
       counters: metrics.rule(rule.id),
       lastError: 0,
@@ -146,38 +188,42 @@ export class RuleRuntime {
   private dispatch<K extends HookName> (hook: K, event: HookEventMap[K]): void {
     const rules = this.byEvent.get(hook)
     if (rules === undefined) return
-    let chain: readonly string[] | undefined
-    let topic = ''
-    if (hook.startsWith('message.')) {
-      const m = event as MessageEvent
-      topic = m.topic
-      if (topic.startsWith('$SYS/')) return
-      chain = hook === 'message.acked' ? this.init.marks.chainOfAcked(topic, m.payload) : this.init.marks.chainOf(m.payload)
+    if (!hook.startsWith('message.')) {
+      this.run(rules.everyTopic, hook, event, undefined)
+      return
     }
+    const m = event as MessageEvent
+    if (m.topic.startsWith('$SYS/')) return
+    const run = rules.forTopic(m.topic)
+    if (run.length === 0) return
+    const chain = hook === 'message.acked' ? this.init.marks.chainOfAcked(m.topic, m.payload) : this.init.marks.chainOf(m.payload)
+    this.run(run, hook, event, chain)
+  }
+
+  /** Runs `rules` on one event; the columns are built once per dialect, when a rule of it runs. */
+  private run<K extends HookName> (rules: readonly Runnable[], hook: K, event: HookEventMap[K], chain: readonly string[] | undefined): void {
+    const payloads = new PayloadCache()
     let spec: Columns | undefined
     let emqx: Columns[] | undefined
     for (let i = 0; i < rules.length; i++) {
       const rule = rules[i]
       if (chain !== undefined && chain.includes(rule.id)) continue
-      const compiled = rule.compiled
-      if (compiled.dialect === 'spec') {
-        this.evaluate(rule, spec ??= specColumns(hook, event), chain)
+      if (rule.compiled.dialect === 'spec') {
+        this.evaluate(rule, spec ??= specColumns(hook, event), chain, payloads)
         continue
       }
-      const filters = compiled.topicFilters
-      if (hook === 'message.publish' && filters !== null && !matchesAny(filters, topic)) continue
       emqx ??= emqx4Columns(hook, event)
       for (let j = 0; j < emqx.length; j++) {
         emqx[j].metadata = rule.metadata
-        this.evaluate(rule, emqx[j], chain)
+        this.evaluate(rule, emqx[j], chain, payloads)
       }
     }
   }
 
-  private evaluate (rule: Runnable, columns: Columns, chain: readonly string[] | undefined): void {
+  private evaluate (rule: Runnable, columns: Columns, chain: readonly string[] | undefined, payloads: PayloadCache, deferrals = 0): void {
     let outputs: Array<Record<string, unknown>>
     try {
-      const outcome = rule.compiled.evaluate(columns)
+      const outcome = rule.compiled.evaluate(columns, payloads)
       if (!outcome.matched) {
         // a failure (non-JSON payload read as JSON, a conversion that failed ...) is no match
         if (outcome.failure !== null) this.ruleFailed(rule, outcome.failure.phase, outcome.failure.message, 'debug')
@@ -185,6 +231,7 @@ export class RuleRuntime {
       }
       outputs = outcome.outputs
     } catch (err) {
+      if (err instanceof DeferredResult) return this.defer(rule, columns, chain, payloads, err, deferrals)
       this.ruleFailed(rule, 'internal_error', (err as Error)?.message ?? String(err), 'warn')
       return
     }
@@ -200,9 +247,25 @@ export class RuleRuntime {
     }
   }
 
+  /**
+   * A function is fetching its answer (a 3rd-party codec): evaluate the rule again for this
+   * event once it is in, off the delivery path. A statement may wait a few times (one per
+   * such call it makes); more is a failure.
+   */
+  private defer (rule: Runnable, columns: Columns, chain: readonly string[] | undefined, payloads: PayloadCache, deferred: DeferredResult, deferrals: number): void {
+    if (deferrals >= MAX_DEFERRALS) {
+      this.ruleFailed(rule, 'select_and_transform_error', `${deferred.fn}: more than ${MAX_DEFERRALS} calls waiting for an answer in one statement`, 'warn')
+      return
+    }
+    const again = (): void => { if (this.running) this.evaluate(rule, columns, chain, payloads, deferrals + 1) }
+    deferred.ready.then(again, again)
+  }
+
   /** Counts a failed evaluation; logs it at most once per {@link LOG_EVERY_MS} per rule. */
   private ruleFailed (rule: Runnable, phase: string, message: string, level: 'debug' | 'warn'): void {
     rule.counters.failed++
+    // checked first: rules failing on every message of a busy topic are the common case
+    if (!this.init.logger.isLevelEnabled(level)) return
     if (Date.now() - rule.lastError < LOG_EVERY_MS) return
     rule.lastError = Date.now()
     this.init.logger[level]({ rule_id: rule.id, phase, err: message }, 'rule SQL failed on an event; counted as failed, not matched')
@@ -255,10 +318,4 @@ export class RuleRuntime {
       this.init.node.broker.aedes.publish(packet, (err?: Error | null) => err ? reject(err) : resolve())
     })
   }
-}
-
-/** Whether `topic` matches one of `filters` (no allocation: topicMatch walks the strings). */
-function matchesAny (filters: readonly string[], topic: string): boolean {
-  for (let i = 0; i < filters.length; i++) if (topicMatch(topic, filters[i])) return true
-  return false
 }

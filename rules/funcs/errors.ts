@@ -39,6 +39,20 @@ export class FunctionUnavailableError extends Error {
   }
 }
 
+/**
+ * Not a failure: a function whose answer comes from elsewhere (a `3rd-party` codec service)
+ * started fetching it and cannot return it in this call. The statement's evaluation stops
+ * and the rule engine evaluates the rule again for the same event once `ready` settles;
+ * by then the function answers at once (it keeps the result for a while).
+ */
+export class DeferredResult extends Error {
+  override readonly name = 'DeferredResult'
+
+  constructor (readonly fn: string, readonly ready: Promise<unknown>) {
+    super(`${fn}: waiting for an answer`)
+  }
+}
+
 /** Shorthand for the common crash: `fn` got an argument of a type it has no clause for. */
 export function badArg (fn: string, value: unknown, expected: string): ConversionError {
   return new ConversionError(fn, 'function_clause', `expected ${expected}, got ${describe(value)}`)

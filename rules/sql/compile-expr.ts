@@ -4,8 +4,11 @@
  * counts checked here (an unknown name or a wrong count is an {@link SqlError}); operators
  * over constants are folded.
  */
+// the global `Buffer` is a getter in Node's ES modules: imported, it costs nothing per message
+import { Buffer } from 'node:buffer'
 import type { Expr, PathStep } from './ast.js'
 import { SqlError, SqlEvalError } from './errors.js'
+import { DeferredResult } from '../funcs/errors.js'
 import { decodePayload, getIndex, getKey, getRange, type Scope } from './nested.js'
 import { topicMatch } from './topic-match.js'
 import { comparator, describe, negate, termEqual } from './values.js'
@@ -161,26 +164,43 @@ function topicText (v: unknown): string {
 
 /** A path: the root, then each step; a root named `payload` is decoded as JSON first. */
 function compilePath (root: Expr, steps: PathStep[], at: number, env: CompileEnv): Ev {
-  const walk = compileWalk(steps, at, env)
   if (root.kind !== 'var') {
+    const walk = compileWalk(steps, at, env)
     const r = compileExpr(root, env)
     return s => walk(r(s), s)
   }
   const name = root.name
   const payload = name === 'payload'
   const safe = !(name in Object.prototype)
-  const own = (o: Record<string, unknown>): unknown => safe ? o[name] : Object.hasOwn(o, name) ? o[name] : undefined
+  // The common path `payload.x.y` is walked by plain functions (readName, walkKeys), not by
+  // closures made per rule: the optimiser inlines those; a call to one of many closures of
+  // the same shape (one per rule) it cannot.
+  const keys = steps.every(st => st.kind === 'key') ? steps.map(st => (st as { key: string }).key) : null
+  const walk = keys === null ? compileWalk(steps, at, env) : null
   // EMQ X tries the path on the output so far, then on the columns
   return s => {
-    let v = own(s.sel)
+    let v = readName(s.sel, name, safe)
     if (v !== undefined) {
-      const r = walk(payload ? decodePayload(v, s) : v, s)
+      if (payload) v = decodePayload(v, s)
+      const r = keys !== null ? walkKeys(v, keys, s) : walk!(v, s)
       if (r !== undefined) return r
     }
-    v = own(s.cols)
+    v = readName(s.cols, name, safe)
     if (v === undefined) return undefined
-    return walk(payload ? decodePayload(v, s) : v, s)
+    if (payload) v = decodePayload(v, s)
+    return keys !== null ? walkKeys(v, keys, s) : walk!(v, s)
   }
+}
+
+/** `o[name]`, own keys only (`safe`: `name` is not a key of Object.prototype, so any key found is own). */
+function readName (o: Record<string, unknown>, name: string, safe: boolean): unknown {
+  return safe ? o[name] : Object.hasOwn(o, name) ? o[name] : undefined
+}
+
+/** `v.k1.k2...`; undefined as soon as a step finds nothing. */
+function walkKeys (v: unknown, keys: readonly string[], s: Scope): unknown {
+  for (let i = 0; i < keys.length && v !== undefined; i++) v = getKey(v, keys[i], s)
+  return v
 }
 
 type Walk = (v: unknown, s: Scope) => unknown
@@ -278,6 +298,8 @@ function compileCall (written: string, argExprs: Expr[], at: number, env: Compil
 /** A function's failure as a run-time error of the statement (its reason kept when it has one). */
 function asEvalError (name: string, err: unknown): SqlEvalError {
   if (err instanceof SqlEvalError) return err
+  // not a failure: the engine evaluates the statement again when the answer is in
+  if (err instanceof DeferredResult) throw err
   const reason = typeof (err as { reason?: unknown })?.reason === 'string' ? (err as { reason: string }).reason : 'function_failed'
   const message = err instanceof Error ? err.message : String(err)
   const e = new SqlEvalError(reason, message.startsWith(name) ? message : `${name}: ${message}`)

@@ -17,10 +17,12 @@ import { lookupFunction, lookupOperator } from '../funcs/index.js'
 import type { AliasStep, Expr, Field, Statement } from './ast.js'
 import { compileExpr, compileVar, type CompileEnv, type Ev, type FunctionLookup } from './compile-expr.js'
 import { SqlError, SqlEvalError } from './errors.js'
-import { decodePayload, ensureList, mergeInto, nestedPut, newScope, setOwn, type PutStep, type Scope } from './nested.js'
+import { DeferredResult } from '../funcs/errors.js'
+import { decodePayload, ensureList, mergeInto, nestedPut, newScope, NOT_JSON, payloadCacheOf, type PayloadCache, setOwn, type PutStep, type Scope } from './nested.js'
 import { parseStatement } from './parser.js'
 import { resolveFrom, type SqlDialect, type SqlSource } from './sources.js'
 import { topicMatch } from './topic-match.js'
+import { isBinary } from './values.js'
 
 /** EMQ X's names of the phase a run failed in. */
 export type SqlPhase =
@@ -55,12 +57,17 @@ export interface CompiledSql {
   matchesTopic: (topic: string) => boolean
   /**
    * Runs the statement on an event's columns: one output for SELECT, one per element for
-   * FOREACH (possibly none), or null when it does not match or fails.
+   * FOREACH (possibly none), or null when it does not match or fails. `payloads` shares
+   * decoded payloads between the statements run on one event (default: the cache of the
+   * `columns` object, see payloadCacheOf in nested.ts).
    */
-  run: (columns: Record<string, unknown>) => Array<Record<string, unknown>> | null
+  run: (columns: Record<string, unknown>, payloads?: PayloadCache) => Array<Record<string, unknown>> | null
   /** As {@link CompiledSql.run}, telling a failure (with its phase) from a WHERE that is false. */
-  evaluate: (columns: Record<string, unknown>) => SqlOutcome
+  evaluate: (columns: Record<string, unknown>, payloads?: PayloadCache) => SqlOutcome
 }
+
+/** {@link CompiledSql.evaluate}. */
+type Evaluate = (cols: Record<string, unknown>, payloads?: PayloadCache) => SqlOutcome
 
 /** Writes one field into `s.sel`. */
 type FieldFn = (s: Scope) => void
@@ -68,6 +75,8 @@ type FieldFn = (s: Scope) => void
 const NOMATCH: SqlOutcome = { matched: false, failure: null }
 
 function failure (phase: SqlPhase, err: unknown): SqlOutcome {
+  // not a failure: the caller evaluates the statement again once the answer is in
+  if (err instanceof DeferredResult) throw err
   if (err instanceof SqlEvalError) return { matched: false, failure: { phase, reason: err.reason, message: err.message } }
   const message = err instanceof Error ? err.message : String(err)
   return { matched: false, failure: { phase, reason: 'internal_error', message } }
@@ -106,14 +115,14 @@ export function compileStatement (sql: string, lookupFunction: FunctionLookup, l
     topicFilters: filters,
     matchesTopic: filters === null ? () => true : topic => filters.some(f => topicMatch(topic, f)),
     evaluate,
-    run: columns => {
-      const r = evaluate(columns)
+    run: (columns, payloads) => {
+      const r = evaluate(columns, payloads)
       return r.matched ? r.outputs : null
     }
   }
 }
 
-function compileSelect (ast: Statement, env: CompileEnv): (cols: Record<string, unknown>) => SqlOutcome {
+function compileSelect (ast: Statement, env: CompileEnv): Evaluate {
   const fields = ast.fields.map(f => compileField(f, env))
   const where = ast.where === null ? null : compileExpr(ast.where, env)
   // WHERE reads names from the selection built so far, then from the columns. When it names
@@ -122,8 +131,12 @@ function compileSelect (ast: Statement, env: CompileEnv): (cols: Record<string, 
   // event do not match).
   const written = fieldNames(ast.fields)
   const whereFirst = where !== null && !namesUsed(ast.where!).some(n => written.has(n))
-  return cols => {
-    const s = newScope(cols)
+  const first = whereFirst ? ast.where : ast.fields[0].kind === 'expr' ? ast.fields[0].expr : null
+  const payloadFirst = first !== null && decodesPayloadFirst(first)
+  const phase: SqlPhase = whereFirst ? 'match_conditions_error' : 'select_and_transform_error'
+  return (cols, payloads = payloadCacheOf(cols)) => {
+    if (payloadFirst && isNotJson(cols.payload, payloads)) return failure(phase, payloads.notJsonError(cols.payload as string | Buffer))
+    const s = newScope(cols, payloads)
     if (whereFirst) {
       try {
         if (where!(s) !== true) return NOMATCH
@@ -147,10 +160,12 @@ function compileSelect (ast: Statement, env: CompileEnv): (cols: Record<string, 
   }
 }
 
-function compileForeach (ast: Statement, env: CompileEnv): (cols: Record<string, unknown>) => SqlOutcome {
+function compileForeach (ast: Statement, env: CompileEnv): Evaluate {
   const helpers = ast.fields.slice(0, -1).map(f => compileField(f, env))
   const last = ast.fields[ast.fields.length - 1] as Extract<Field, { kind: 'expr' }>
   const collection = compileCollection(last.expr, env)
+  const first = helpers.length === 0 ? last.expr : ast.fields[0].kind === 'expr' ? ast.fields[0].expr : null
+  const payloadFirst = first !== null && (isPayload(first) || decodesPayloadFirst(first))
   let itemKey = 'item'
   let lastPut: PutStep[]
   if (last.alias !== null) {
@@ -165,8 +180,9 @@ function compileForeach (ast: Statement, env: CompileEnv): (cols: Record<string,
   const where = ast.where === null ? null : compileExpr(ast.where, env)
   const incase = ast.incase === null ? null : compileExpr(ast.incase, env)
   const doFields = ast.doFields.map(f => compileField(f, env))
-  return cols => {
-    const s = newScope(cols)
+  return (cols, payloads = payloadCacheOf(cols)) => {
+    if (payloadFirst && isNotJson(cols.payload, payloads)) return failure('select_and_collect_error', payloads.notJsonError(cols.payload as string | Buffer))
+    const s = newScope(cols, payloads)
     let items: unknown[]
     try {
       for (let i = 0; i < helpers.length; i++) helpers[i](s)
@@ -211,11 +227,44 @@ function compileForeach (ast: Statement, env: CompileEnv): (cols: Record<string,
 
 /** FOREACH over the bare `payload` decodes it (EMQ X `ensure_list`). */
 function compileCollection (e: Expr, env: CompileEnv): Ev {
-  if (e.kind === 'var' && e.name === 'payload') {
+  if (isPayload(e)) {
     const v = compileVar('payload')
     return s => decodePayload(v(s), s)
   }
   return compileExpr(e, env)
+}
+
+const isPayload = (e: Expr): boolean => e.kind === 'var' && e.name === 'payload'
+
+/**
+ * Whether evaluating `e` starts by decoding the payload column as JSON (`payload.x > 1`,
+ * `payload.a = 1 and ...`, `lower(payload.s)`): the leftmost operand, which the compiled
+ * closures evaluate first, is a path on `payload`. Evaluated with an empty selection (WHERE
+ * tested first, the first field), such a statement fails on a payload that is not JSON
+ * before doing anything else, so that is decided from the event's {@link PayloadCache},
+ * without running the closures to the error and throwing it: a republished message whose
+ * payload is not JSON then costs every rule reading it one cache lookup.
+ */
+function decodesPayloadFirst (e: Expr): boolean {
+  switch (e.kind) {
+    case 'path': return isPayload(e.root) || decodesPayloadFirst(e.root)
+    case 'compare': case 'arith': case 'logic': return decodesPayloadFirst(e.left)
+    case 'neg': case 'not': case 'in': return decodesPayloadFirst(e.arg)
+    case 'call': case 'list': {
+      const args = e.kind === 'call' ? e.args : e.items
+      return args.length > 0 && decodesPayloadFirst(args[0])
+    }
+    case 'case': {
+      const head = e.subject ?? e.whens[0]?.when
+      return head !== undefined && decodesPayloadFirst(head)
+    }
+    default: return false
+  }
+}
+
+/** Whether `payload` (a column) is a text that is not JSON, decided once per event by `payloads`. */
+function isNotJson (payload: unknown, payloads: PayloadCache): boolean {
+  return isBinary(payload) && payloads.decode(payload) === NOT_JSON
 }
 
 function compileField (f: Field, env: CompileEnv): FieldFn {

@@ -15,5 +15,7 @@ export { EMQX_EVENT_TOPICS, HOOK_EVENTS, type HookEvent, type SqlDialect, type S
 export { parseStatement } from './parser.js'
 export type { Statement } from './ast.js'
 export { topicMatch } from './topic-match.js'
+export { TopicIndex } from './topic-index.js'
+export { PayloadCache } from './nested.js'
 export { testSql, type SqlTestOptions, type SqlTestRequest, type SqlTestResult } from './tester.js'
 export { exampleColumns } from './event-examples.js'

@@ -7,74 +7,112 @@
  * a nested write copies each map or array on its way (copy on write). Only the output map
  * being built (`Scope.sel`) is written in place.
  */
+// the global `Buffer` is a getter in Node's ES modules: imported, it costs nothing per message
+import { Buffer } from 'node:buffer'
 import { SqlEvalError } from './errors.js'
 import { describe, isBinary, isMap } from './values.js'
 
 /**
  * What an expression is evaluated against. `sel` is the output built so far (SELECT fields
  * see the aliases before them), `cols` the event's columns; a name is looked up in `sel`
- * first. `rawJson`/`json` cache the last decoded payload for this run.
+ * first. `payloads` decodes JSON, shared by every rule run on the same event.
  */
 export interface Scope {
   sel: Record<string, unknown>
   cols: Record<string, unknown>
-  rawJson: unknown
-  json: unknown
+  payloads: PayloadCache
 }
 
 /** A new scope over `cols` with an empty output. */
-export function newScope (cols: Record<string, unknown>): Scope {
-  return { sel: {}, cols, rawJson: undefined, json: undefined }
+export function newScope (cols: Record<string, unknown>, payloads: PayloadCache): Scope {
+  return { sel: {}, cols, payloads }
 }
 
-const NOT_JSON = Symbol('not JSON')
+/** What {@link PayloadCache.decode} gives for a text that is not JSON. */
+export const NOT_JSON: unique symbol = Symbol('not JSON')
 
 /**
- * Decoded payloads per columns object: the runtime builds one columns object per event and
- * runs every rule of that event on it, so a payload is parsed once per event, not per rule.
- * (Decoded values are never mutated: aliases that write into them copy.)
+ * The JSON of the last payload decoded on one event. The runtime makes one per event and
+ * hands it to every rule it runs on that event, so a payload is parsed once per event, not
+ * once per rule, and a payload that is not JSON is known as such ({@link NOT_JSON}) after
+ * the first rule tried it. Decoded values are shared, never mutated (aliases that write into
+ * them copy). Strings compare by value, so the spec's and EMQ X 4's columns of one event,
+ * each with its own copy of the payload text, share the decode too.
  */
-const decodedByColumns = new WeakMap<object, { raw: unknown, json: unknown, error?: SqlEvalError }>()
+export class PayloadCache {
+  private raw: unknown = undefined
+  private json: unknown = undefined
+  private error: SqlEvalError | undefined = undefined
 
-function parseJson (raw: string | Buffer, cols: Record<string, unknown>): unknown {
-  const shared = decodedByColumns.get(cols)
-  if (shared !== undefined && shared.raw === raw) return shared.json
-  let json: unknown
-  try {
-    json = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'))
-  } catch {
-    json = NOT_JSON
+  /** The JSON value of `raw`, or {@link NOT_JSON}. */
+  decode (raw: string | Buffer): unknown {
+    if (raw === this.raw) return this.json
+    const json = parseJson(typeof raw === 'string' ? raw : raw.toString('utf8'))
+    this.raw = raw
+    this.json = json
+    this.error = undefined
+    return json
   }
-  decodedByColumns.set(cols, { raw, json })
-  return json
+
+  /** The failure of reading `raw` (not JSON) as JSON: one error per payload, thrown or returned by every rule that reads it. */
+  notJsonError (raw: string | Buffer): SqlEvalError {
+    if (raw !== this.raw || this.error === undefined) {
+      this.decode(raw)
+      this.error = SqlEvalError.cheap('decode_json_failed', `the payload is not JSON: ${describe(raw)}`)
+    }
+    return this.error
+  }
+}
+
+/** How every JSON text starts (after white space): `{ [ "`, a number, `true`, `false` or `null`. */
+const JSON_START = /^\s*(?:[{["\-0-9]|true|false|null)/
+
+/**
+ * `text` parsed as JSON, or {@link NOT_JSON}. JSON.parse's SyntaxError records a stack trace,
+ * which costs more than the parse: most texts that are not JSON (an empty payload, plain
+ * text) are told by how they start without it, and the others fail without a trace.
+ */
+function parseJson (text: string): unknown {
+  if (!JSON_START.test(text)) return NOT_JSON
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return JSON.parse(text)
+  } catch {
+    return NOT_JSON
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
+
+const cachesByColumns = new WeakMap<object, PayloadCache>()
+
+/**
+ * The payload cache of a columns object, for callers that pass none (the SQL tester, tests):
+ * statements run on the same columns object (one event) share their decodes, as the runtime's
+ * rules share the cache it passes.
+ */
+export function payloadCacheOf (cols: Record<string, unknown>): PayloadCache {
+  let cache = cachesByColumns.get(cols)
+  if (cache === undefined) cachesByColumns.set(cols, cache = new PayloadCache())
+  return cache
 }
 
 /**
- * The payload decoded for `payload.<path>`: a binary is parsed as JSON (cached per run); a
+ * The payload decoded for `payload.<path>`: a binary is parsed as JSON (once per event); a
  * payload that is not JSON fails with `decode_json_failed` (the statement does not match).
  */
 export function decodePayload (v: unknown, s: Scope): unknown {
   if (!isBinary(v)) return v
-  if (v === s.rawJson) return s.json
-  const json = parseJson(v, s.cols)
-  if (json === NOT_JSON) {
-    // one error per event, thrown for every rule that reads this payload
-    const shared = decodedByColumns.get(s.cols)!
-    throw (shared.error ??= SqlEvalError.cheap('decode_json_failed', `the payload is not JSON: ${describe(v)}`))
-  }
-  s.json = json
-  s.rawJson = v
-  return s.json
+  const json = s.payloads.decode(v)
+  if (json === NOT_JSON) throw s.payloads.notJsonError(v)
+  return json
 }
 
 /** A binary met inside a path (`p.a` where `p` is the raw payload): its JSON, or undefined. */
 function decodeLoose (v: string | Buffer, s: Scope): unknown {
-  if (v === s.rawJson) return s.json
-  const json = parseJson(v, s.cols)
-  if (json === NOT_JSON) return undefined
-  s.rawJson = v
-  s.json = json
-  return json
+  const json = s.payloads.decode(v)
+  return json === NOT_JSON ? undefined : json
 }
 
 /** `v.key`: a map's own key; a binary is read as JSON first; anything else gives undefined. */
