@@ -8,6 +8,7 @@ import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/index.js'
 import { MGMT_CTL_COMMANDS } from './apps/ctl.js'
 import { MONITORING_CTL_COMMANDS } from './ops/monitoring-ctl.js'
 import { RULE_CTL_COMMANDS } from '../rules/ctl.js'
+import { SCHEMA_CTL_COMMANDS } from '../rules/schemas/ctl.js'
 import { CLUSTER_CTL_COMMANDS } from '../cluster/ctl.js'
 
 /**
@@ -25,5 +26,6 @@ export const ALL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...MGMT_CTL_COMMANDS,
   ...MONITORING_CTL_COMMANDS,
   ...RULE_CTL_COMMANDS,
+  ...SCHEMA_CTL_COMMANDS,
   ...CLUSTER_CTL_COMMANDS
 ]

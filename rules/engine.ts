@@ -16,6 +16,8 @@ import { RuleService } from './rule-service.js'
 import { ResourceService } from './resource-service.js'
 import { RuleRuntime } from './runtime.js'
 import { SerialQueue } from './serial-queue.js'
+import { createNodeSchemaRegistry } from './schemas/service.js'
+import type { SchemaRegistry } from './schemas/registry.js'
 import type { ActionNodeMetrics, Resource, Rule, RuleNodeMetrics } from './types.js'
 
 /** Store table of the rules (key: rule id). */
@@ -28,6 +30,8 @@ export interface RuleEngine {
   readonly registry: ActionRegistry
   readonly rules: RuleService
   readonly resources: ResourceService
+  /** The schema registry (docs/schema-registry.md): its data is stored whether or not rules run. */
+  readonly schemas: SchemaRegistry
   readonly runtime: RuleRuntime
   readonly metrics: EngineMetrics
   /** Starts running the enabled rules (svc_rule_engine loaded). */
@@ -56,9 +60,11 @@ export function createRuleEngine (node: StarlingNode): RuleEngine {
   const metrics = new EngineMetrics()
   const marks = new RepublishMarks()
   const queue = new SerialQueue()
+  // before any rule compiles: it installs schema_encode/schema_decode, which compiled rules keep
+  const schemas = createNodeSchemaRegistry(node, { usedBy: (name) => rules.usingSchema(name).map(r => r.id), resource: (id) => resources.find(id) })
   // the services refer to each other through closures, called only after all three exist
   const rules: RuleService = new RuleService({
-    table: node.store.table<Rule>(RULES_TABLE),
+    table: node.shared.table<Rule>(RULES_TABLE), // cluster-wide: other nodes' changes arrive here
     registry,
     logger,
     queue,
@@ -69,13 +75,14 @@ export function createRuleEngine (node: StarlingNode): RuleEngine {
       runtime.load(all)
     }
   })
-  const resources = new ResourceService({ table: node.store.table<Resource>(RESOURCES_TABLE), registry, queue, usedBy: (id) => rules.usingResource(id) })
+  const resources = new ResourceService({ table: node.shared.table<Resource>(RESOURCES_TABLE), logger, registry, queue, usedBy: (id) => rules.usingResource(id) })
   const runtime = new RuleRuntime({ node, logger, registry, metrics, marks, resource: (id) => resources.find(id) })
   runtime.load(rules.all())
   return {
     registry,
     rules,
     resources,
+    schemas,
     runtime,
     metrics,
     start () {
@@ -86,6 +93,7 @@ export function createRuleEngine (node: StarlingNode): RuleEngine {
     stop () {
       runtime.stop()
       metrics.stop()
+      schemas.release()
       logger.info('rule engine stopped')
     },
     ruleMetrics (id) {

@@ -3,9 +3,16 @@
  * holding connection configuration, created by the API or the CLI, kept in the store table
  * `resources`. The config is checked against the type's `params` (107 missing, 108 wrong
  * type); a resource a rule uses cannot be deleted. `status` runs the type's health check now.
+ *
+ * Resources are cluster-wide (docs/cluster-data.md): given a shared table, one created,
+ * changed or deleted on another node is added, replaced or removed here too. A resource is
+ * configuration only (actions read it when they run), so there is no instance to start or
+ * stop; its health is checked by `status`, on whichever node asks.
  */
 import { randomBytes } from 'node:crypto'
 import type { StoreTable } from '../node/store/index.js'
+import type { SharedTable } from '../node/store/shared.js'
+import type { Logger } from '../node/logger.js'
 import type { SerialQueue } from './serial-queue.js'
 import { ApiError, CODES, notFound } from '../node/errors.js'
 import type { ActionRegistry } from './registry.js'
@@ -31,7 +38,10 @@ export const HEALTH_CHECK_TIMEOUT_MS = 5000
 
 /** What the resource service needs. */
 export interface ResourceServiceInit {
-  table: StoreTable<Resource>
+  /** The resources; a shared table (`node.shared`) also brings other nodes' changes. */
+  table: StoreTable<Resource> & Partial<Pick<SharedTable<Resource>, 'onRemoteChange'>>
+  /** Where other nodes' changes are logged (default: not logged). */
+  logger?: Logger
   registry: ActionRegistry
   /** The rules bound to a resource (deleting it is refused while there are some). */
   usedBy: (resourceId: string) => Rule[]
@@ -42,9 +52,16 @@ export interface ResourceServiceInit {
 /** The resources of one node. */
 export class ResourceService {
   private readonly resources = new Map<string, Resource>()
+  private readonly unfollow: () => void
 
   constructor (private readonly init: ResourceServiceInit) {
     for (const [id, resource] of init.table.entries()) this.resources.set(id, resource)
+    this.unfollow = init.table.onRemoteChange?.((id) => { this.followRemote(id) }) ?? (() => {})
+  }
+
+  /** Stops following other nodes' changes (the engine keeps following while it exists). */
+  close (): void {
+    this.unfollow()
   }
 
   /** Every resource (of `type` when given), in id order. */
@@ -123,9 +140,48 @@ export class ResourceService {
     return await this.init.queue.run(fn)
   }
 
+  /**
+   * Brings resource `id` in line with the table after another node changed it. Queued
+   * behind local writes and read from the table, so what stays is whichever write won. A
+   * delete wins even while local rules use the resource (their actions fail until it is
+   * back); that is logged, as is a value that is not a resource (left out).
+   */
+  private followRemote (id: string): void {
+    const logger = this.init.logger
+    this.serial(async () => {
+      const resource = this.init.table.get(id)
+      const known = this.resources.has(id)
+      if (resource === undefined) {
+        if (!known) return
+        this.resources.delete(id)
+        const rules = this.init.usedBy(id).map(r => r.id)
+        if (rules.length > 0) logger?.warn({ resource_id: id, rules }, 'resource deleted on another node while rules here use it; their actions fail until it exists again')
+        else logger?.info({ resource_id: id }, 'resource deleted on another node')
+      } else if (!isStoredResource(id, resource)) {
+        this.resources.delete(id)
+        logger?.error({ resource_id: id }, 'a resource from another node is not a valid resource; it is not loaded')
+      } else {
+        this.resources.set(id, resource)
+        if (this.init.registry.findResourceType(resource.type) === undefined) {
+          logger?.warn({ resource_id: id, type: resource.type }, 'a resource from another node is of a type unknown here; actions bound to it cannot run on this node')
+        } else {
+          logger?.info({ resource_id: id }, known ? 'resource updated on another node' : 'resource created on another node')
+        }
+      }
+    }).catch((err) => logger?.error({ resource_id: id, err }, 'could not apply a resource change from another node'))
+  }
+
   private newId (): string {
     let id: string
     do id = `resource:${randomBytes(4).toString('hex')}`; while (this.resources.has(id))
     return id
   }
+}
+
+/** Whether `value`, stored at `id`, has the shape of a {@link Resource} (another node wrote it). */
+function isStoredResource (id: string, value: unknown): value is Resource {
+  const r = value as Partial<Resource> | null
+  return typeof r === 'object' && r !== null && r.id === id && typeof r.type === 'string' &&
+    typeof r.config === 'object' && r.config !== null && !Array.isArray(r.config) &&
+    typeof r.description === 'string' && typeof r.created_at === 'number' && (r.name === undefined || typeof r.name === 'string')
 }

@@ -8,9 +8,14 @@
  *
  * Invariant: writes are serialised (one at a time), and the in-memory map changes only after
  * the store has committed, so a failed write leaves both as they were.
+ *
+ * Rules are cluster-wide (docs/cluster-data.md): given a shared table, a rule created,
+ * changed or deleted on another node is compiled and started, or stopped and removed, here
+ * too, in the same queue as local writes (see `followRemote`).
  */
 import { randomBytes } from 'node:crypto'
 import type { StoreTable } from '../node/store/index.js'
+import type { SharedTable } from '../node/store/shared.js'
 import type { SerialQueue } from './serial-queue.js'
 import type { Logger } from '../node/logger.js'
 import { ApiError, CODES, notFound } from '../node/errors.js'
@@ -60,7 +65,8 @@ export function compileRuleSql (rawsql: string): CompiledSql {
 
 /** What the rule service needs. */
 export interface RuleServiceInit {
-  table: StoreTable<Rule>
+  /** The rules; a shared table (`node.shared`) also brings other nodes' changes. */
+  table: StoreTable<Rule> & Partial<Pick<SharedTable<Rule>, 'onRemoteChange'>>
   registry: ActionRegistry
   logger: Logger
   /** The resource `id`, or undefined. */
@@ -74,6 +80,7 @@ export interface RuleServiceInit {
 /** The rules of one node. */
 export class RuleService {
   private readonly entries = new Map<string, RuleEntry>()
+  private readonly unfollow: () => void
 
   constructor (private readonly init: RuleServiceInit) {
     for (const [id, rule] of init.table.entries()) {
@@ -85,6 +92,12 @@ export class RuleService {
       }
       this.entries.set(id, { rule, compiled })
     }
+    this.unfollow = init.table.onRemoteChange?.((id) => { this.followRemote(id) }) ?? (() => {})
+  }
+
+  /** Stops following other nodes' changes (the engine keeps following while it exists). */
+  close (): void {
+    this.unfollow()
   }
 
   /** Every rule with its compiled SQL, in id order. */
@@ -107,6 +120,13 @@ export class RuleService {
   /** The rules whose actions are bound to resource `resourceId`. */
   usingResource (resourceId: string): Rule[] {
     return this.list().filter(r => r.actions.some(a => a.params.$resource === resourceId))
+  }
+
+  /** The rules whose SQL calls schema_encode/schema_decode with schema `name` written as a literal. */
+  usingSchema (name: string): Rule[] {
+    const literal = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    const call = new RegExp(`schema_(?:en|de)code\\s*\\(\\s*(['"])${literal}\\1`, 'i')
+    return this.list().filter(r => call.test(r.rawsql))
   }
 
   /** Checks and stores a new rule; resolves with it. */
@@ -177,6 +197,39 @@ export class RuleService {
     return await this.init.queue.run(fn)
   }
 
+  /**
+   * Brings rule `id` in line with the table after another node changed it: compiled and
+   * (re)started, or stopped and removed. Queued behind local writes, and it reads the table
+   * rather than the change, so what runs is whichever write won. A rule whose SQL does not
+   * compile here is kept but does not run (as at start-up); a value that is not a rule is
+   * left out. Either is logged; neither stops anything else.
+   */
+  private followRemote (id: string): void {
+    const { logger } = this.init
+    this.serial(async () => {
+      const rule = this.init.table.get(id)
+      const known = this.entries.has(id)
+      if (rule === undefined) {
+        if (!known) return
+        this.entries.delete(id)
+        logger.info({ rule_id: id }, 'rule deleted on another node')
+      } else if (!isStoredRule(id, rule)) {
+        this.entries.delete(id)
+        logger.error({ rule_id: id }, 'a rule from another node is not a valid rule; it is not loaded')
+      } else {
+        let compiled: CompiledSql | null = null
+        try {
+          compiled = compileRuleSql(rule.rawsql)
+        } catch (err) {
+          logger.error({ rule_id: id, err: (err as Error).message }, 'a rule from another node does not compile; it stays stored but does not run')
+        }
+        this.entries.set(id, { rule, compiled })
+        logger.info({ rule_id: id, enabled: rule.enabled }, known ? 'rule updated on another node' : 'rule created on another node')
+      }
+      this.init.changed()
+    }).catch((err) => logger.error({ rule_id: id, err }, 'could not apply a rule change from another node'))
+  }
+
   /** `<name>:<ms>` (the next free number) or `rule:<8 hex>`. */
   private newId (name: string | undefined): string {
     if (name === undefined) {
@@ -239,4 +292,15 @@ export class RuleService {
     }
     return checked
   }
+}
+
+/** Whether `value`, stored at `id`, has the shape of a {@link Rule} (another node wrote it). */
+function isStoredRule (id: string, value: unknown): value is Rule {
+  const r = value as Partial<Rule> | null
+  return typeof r === 'object' && r !== null && r.id === id && typeof r.rawsql === 'string' &&
+    typeof r.for === 'string' && typeof r.enabled === 'boolean' && typeof r.description === 'string' &&
+    typeof r.created_at === 'number' && (r.name === undefined || typeof r.name === 'string') &&
+    Array.isArray(r.actions) && r.actions.every((a: Partial<RuleAction> | null) =>
+    typeof a === 'object' && a !== null && typeof a.id === 'string' && typeof a.name === 'string' &&
+      typeof a.params === 'object' && a.params !== null && !Array.isArray(a.params))
 }

@@ -6,6 +6,7 @@ import { BANNED_ROUTES } from './banned.js'
 import { AUTH_ROUTES } from './auth.js'
 import { CONFIG_ROUTES } from './configs.js'
 import { RULE_ROUTES } from './rules.js'
+import { SCHEMA_ROUTES } from './schemas.js'
 
 /** Every endpoint of `/api/v3/`, in the order the index lists them. */
 export const API_ROUTES: RouteDef[] = [
@@ -16,4 +17,5 @@ export const API_ROUTES: RouteDef[] = [
   ...AUTH_ROUTES,
   ...CONFIG_ROUTES,
   ...RULE_ROUTES,
+  ...SCHEMA_ROUTES,
 ]

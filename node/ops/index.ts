@@ -2,6 +2,7 @@ import type { StarlingNode } from '../node.js'
 import { registerMonitoringOperations } from './monitoring.js'
 import { registerActionOperations } from './actions.js'
 import { registerRuleOperations } from './rule-ops.js'
+import { registerSchemaOperations } from './schema-ops.js'
 
 /**
  * Registers every per-node operation (`connections.list`, `plugins.load` ...) on the node's
@@ -13,4 +14,5 @@ export function registerOperations (node: StarlingNode): void {
   registerMonitoringOperations(node)
   registerActionOperations(node)
   registerRuleOperations(node)
+  registerSchemaOperations(node)
 }

@@ -15,6 +15,7 @@ import type { ResourceInput, ResourceStatus } from '../../rules/resource-service
 import { resourceView, ruleView, type NodeRuleMetrics, type ResourceView, type RuleView } from '../../rules/views.js'
 import { testSql } from '../../rules/sql/index.js'
 import { SqlError } from '../../rules/sql/errors.js'
+import { DeferredResult } from '../../rules/funcs/errors.js'
 import type { ControlHandlers } from '../control/index.js'
 import type { Rule } from '../../rules/types.js'
 
@@ -62,6 +63,9 @@ export async function deleteRule (node: StarlingNode, id: string): Promise<void>
   await ruleEngineOf(node).rules.delete(id)
 }
 
+/** How many times the tester waits for functions that fetch their answer (3rd-party codecs). */
+const MAX_TEST_WAITS = 4
+
 /**
  * `POST /rules?test=true` (EMQ X 4's SQL tester): runs `rawsql` on `ctx` (merged over
  * example columns of the event its FROM names) and answers the selected output. Nothing is
@@ -70,12 +74,16 @@ export async function deleteRule (node: StarlingNode, id: string): Promise<void>
  */
 export async function testRuleSql (node: StarlingNode, input: SqlTestInput): Promise<unknown> {
   compileRuleSql(input.rawsql)
-  let result: ReturnType<typeof testSql>
-  try {
-    result = testSql({ rawsql: input.rawsql, ctx: input.ctx ?? {} }, { node: node.name })
-  } catch (err) {
-    if (err instanceof SqlError) throw new ApiError(CODES.UNKNOWN, `invalid SQL: ${err.message}`, 400)
-    throw new ApiError(CODES.UNKNOWN, `SQL test failed: ${(err as Error).message}`, 400)
+  let result: ReturnType<typeof testSql> | undefined
+  for (let waited = 0; result === undefined; waited++) {
+    try {
+      result = testSql({ rawsql: input.rawsql, ctx: input.ctx ?? {} }, { node: node.name })
+    } catch (err) {
+      // a 3rd-party codec is fetching its answer: test again once it is in
+      if (err instanceof DeferredResult && waited < MAX_TEST_WAITS) { await err.ready.catch(() => {}); continue }
+      if (err instanceof SqlError) throw new ApiError(CODES.UNKNOWN, `invalid SQL: ${err.message}`, 400)
+      throw new ApiError(CODES.UNKNOWN, `SQL test failed: ${(err as Error).message}`, 400)
+    }
   }
   if (result.ok) return result.output
   if (result.reason === 'nomatch') throw new ApiError(404, 'SQL Not Match', 404)

@@ -4,7 +4,7 @@
  * only counts. None of them takes a resource.
  */
 import { topicNameError } from '../../node/mqtt/topic.js'
-import { fillString } from '../template.js'
+import { fillString, lookup } from '../template.js'
 import type { ActionDefinition, ResourceTypeDefinition } from '../types.js'
 
 /** The application name built-in actions report as their `app`. */
@@ -87,9 +87,23 @@ export const republishAction: ActionDefinition = {
     const keep = ctx.env.qos ?? selected.qos
     const qos = (wanted === -1 ? (keep === 1 || keep === 2 ? keep : 0) : wanted) as 0 | 1 | 2
     const template = String(ctx.params.payload_tmpl ?? '')
-    const text = template === '' ? JSON.stringify(selected) : fillString(template, selected)
-    await ctx.publish({ topic, payload: Buffer.from(text), qos, retain: ctx.params.target_retain === true })
+    const payload = template === '' ? Buffer.from(JSON.stringify(selected)) : payloadOf(template, selected)
+    await ctx.publish({ topic, payload, qos, retain: ctx.params.target_retain === true })
   }
+}
+
+/**
+ * The filled template as bytes. A template that is one placeholder of a binary value
+ * (`${payload}` of a binary message, `${out}` of `schema_encode(...) as out`) publishes
+ * those bytes unchanged: rendered as text they would not survive non-UTF-8 bytes.
+ */
+function payloadOf (template: string, selected: Record<string, unknown>): Buffer {
+  const whole = /^\$\{([^}]*)\}$/.exec(template)
+  if (whole !== null) {
+    const value = lookup(selected, whole[1])
+    if (Buffer.isBuffer(value)) return value
+  }
+  return Buffer.from(fillString(template, selected))
 }
 
 /** `do_nothing`: runs and succeeds (counts the rule's hits without side effects). */

@@ -1,0 +1,219 @@
+/**
+ * The schema registry of one node (spec: Resources/Schema, Endpoints/the service): the
+ * schemas kept in the cluster-wide table `schemas`, each compiled into a {@link SchemaCodec}
+ * held in memory, and the encode/decode calls the rule SQL functions make (functions.ts).
+ *
+ * - create: the fields are checked (schema.ts), the name must be new, avro and protobuf
+ *   text must compile, a 3rd-party service must accept a connection; only then is the
+ *   schema stored. Any failure leaves nothing stored.
+ * - delete: refused while a rule's SQL calls `schema_encode`/`schema_decode` with the name.
+ * - a change made on another node (the table's remote changes) compiles or drops the
+ *   schema here too; a stored schema that no longer compiles stays stored, is logged, and
+ *   fails every call until it is deleted and created again.
+ *
+ * Invariants: writes run one at a time; the in-memory map changes only after the table has
+ * committed, so a failed write leaves both as they were.
+ */
+import type { Logger } from '../../node/logger.js'
+import { ApiError, CODES, notFound } from '../../node/errors.js'
+import type { StoreTable } from '../../node/store/index.js'
+import { ConversionError, DeferredResult, describe } from '../funcs/errors.js'
+import { SerialQueue } from '../serial-queue.js'
+import { compileAvro } from './avro-codec.js'
+import { SchemaCompileError, type SchemaCodec } from './codec.js'
+import { compileProtobuf } from './protobuf-codec.js'
+import { checkSchemaInput, type Schema, type SchemaInput } from './schema.js'
+import { CodecExchange } from './codec-exchange.js'
+import { ThirdPartyCodec, describeTarget, probeService, targetOf, timeoutsOf, type ResourceLookup } from './third-party-codec.js'
+
+/** The table the schemas live in: a store table whose changes may also come from other nodes. */
+export interface SchemaTable extends StoreTable<Schema> {
+  /** Calls `listener` after another node's change was applied (value undefined: deleted). */
+  onRemoteChange: (listener: (key: string, value: Schema | undefined) => void) => () => void
+}
+
+/** What the registry needs. */
+export interface SchemaRegistryInit {
+  table: SchemaTable
+  logger: Logger
+  /** The ids of the rules whose SQL uses schema `name` (deleting it is refused while there are some). */
+  usedBy: (name: string) => string[]
+  /** The rule engine's resources (`parser_addr.resource_id`). */
+  resource: ResourceLookup
+}
+
+interface Entry {
+  schema: Schema
+  /** null when the stored schema does not compile (`error` says why). */
+  codec: SchemaCodec | null
+  error: string | null
+}
+
+/** The schemas of one node and their compiled codecs. */
+export class SchemaRegistry {
+  private readonly entries = new Map<string, Entry>()
+  private readonly queue = new SerialQueue()
+  /** The worker thread of the 3rd-party calls, started on the first one. */
+  private readonly exchange = new CodecExchange()
+  private readonly offRemote: () => void
+
+  constructor (private readonly init: SchemaRegistryInit) {
+    for (const [name, schema] of init.table.entries()) this.load(name, schema, 'stored')
+    this.offRemote = init.table.onRemoteChange((name, schema) => {
+      if (schema === undefined) this.entries.delete(name)
+      else this.load(name, schema, 'from another node')
+    })
+  }
+
+  /** Every schema, in name order. */
+  list (): Schema[] {
+    return [...this.entries.values()].map(e => e.schema).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  }
+
+  /** The schema `name`, or undefined. */
+  find (name: string): Schema | undefined {
+    return this.entries.get(name)?.schema
+  }
+
+  /** The schema `name`; throws a not-found (404, code 102) as for unknown rules. */
+  get (name: string): Schema {
+    const entry = this.entries.get(name)
+    if (entry === undefined) throw notFound(`schema ${name}`)
+    return entry.schema
+  }
+
+  /** Checks, compiles (or connects to the service) and stores a new schema. */
+  async create (input: SchemaInput): Promise<Schema> {
+    return await this.queue.run(async () => {
+      const schema = checkSchemaInput(input)
+      if (this.entries.has(schema.name) || this.init.table.has(schema.name)) {
+        throw new ApiError(CODES.UNKNOWN, `schema ${schema.name} already exists; delete it first or choose another name`, 400)
+      }
+      let codec: SchemaCodec
+      try {
+        codec = this.compile(schema)
+      } catch (err) {
+        if (err instanceof SchemaCompileError) throw new ApiError(CODES.UNKNOWN, err.message, 400)
+        throw err
+      }
+      if (schema.parser_type === '3rd-party') await this.probe(schema)
+      await this.init.table.put(schema.name, schema)
+      this.entries.set(schema.name, { schema, codec, error: null })
+      return schema
+    })
+  }
+
+  /** Deletes schema `name`: 404 when unknown, refused (102) while a rule uses it. */
+  async delete (name: string): Promise<void> {
+    await this.queue.run(async () => {
+      this.get(name)
+      const rules = this.init.usedBy(name)
+      if (rules.length > 0) {
+        throw new ApiError(CODES.UNKNOWN, `schema ${name} is used by rule ${rules.join(', ')}; delete those rules (or change their SQL) first`, 400)
+      }
+      await this.init.table.del(name)
+      this.entries.delete(name)
+    })
+  }
+
+  /**
+   * `schema_decode(name, data[, messageType])`: the decoded value. Throws a
+   * {@link ConversionError} (the rule does not match and counts as failed) for an unknown
+   * schema, data that is not binary, or data the schema cannot decode.
+   */
+  decode (name: unknown, data: unknown, messageType?: unknown): unknown {
+    const codec = this.codecFor('schema_decode', name, messageType)
+    let bytes: Buffer
+    if (Buffer.isBuffer(data)) bytes = data
+    else if (typeof data === 'string') bytes = Buffer.from(data, 'utf8')
+    else throw failure('schema_decode', 'function_clause', `expected binary data, got ${describe(data)}`)
+    // bad data can come with every message: the codecs' own errors are made without stacks
+    const limit = Error.stackTraceLimit
+    Error.stackTraceLimit = 0
+    try {
+      return codec.decode(bytes, messageType as string | undefined)
+    } catch (err) {
+      if (err instanceof DeferredResult) throw err
+      throw failure('schema_decode', 'decode_failed', `schema ${String(name)} cannot decode ${describe(data)}: ${(err as Error).message}`)
+    } finally {
+      Error.stackTraceLimit = limit
+    }
+  }
+
+  /** `schema_encode(name, value[, messageType])`: the encoded bytes (always a Buffer). Throws as {@link decode}. */
+  encode (name: unknown, value: unknown, messageType?: unknown): Buffer {
+    const codec = this.codecFor('schema_encode', name, messageType)
+    try {
+      return codec.encode(value, messageType as string | undefined)
+    } catch (err) {
+      if (err instanceof DeferredResult) throw err
+      throw failure('schema_encode', 'encode_failed', `schema ${String(name)} cannot encode ${describe(value)}: ${(err as Error).message}`)
+    }
+  }
+
+  /** Stops the 3rd-party worker thread (a later call starts it again). */
+  release (): void {
+    this.exchange.close()
+  }
+
+  /** {@link release}, and stops following other nodes' changes. */
+  close (): void {
+    this.offRemote()
+    this.release()
+  }
+
+  private codecFor (fn: string, name: unknown, messageType: unknown): SchemaCodec {
+    if (typeof name !== 'string') throw failure(fn, 'function_clause', `the schema id must be a string, got ${describe(name)}`)
+    if (messageType !== undefined && typeof messageType !== 'string') {
+      throw failure(fn, 'function_clause', `the message type must be a string, got ${describe(messageType)}`)
+    }
+    const entry = this.entries.get(name)
+    if (entry === undefined) throw failure(fn, 'schema_not_found', `no schema named ${name}`)
+    if (entry.codec === null) throw failure(fn, 'schema_invalid', `schema ${name} does not compile: ${entry.error ?? ''}`)
+    return entry.codec
+  }
+
+  private compile (schema: Schema): SchemaCodec {
+    if (schema.parser_type === 'avro') return compileAvro(schema.schema)
+    if (schema.parser_type === 'protobuf') return compileProtobuf(schema.schema)
+    return new ThirdPartyCodec(schema, this.exchange, this.init.resource)
+  }
+
+  /** Compiles a schema read from the table; keeps it (uncompiled) when that fails. */
+  private load (name: string, schema: Schema, from: string): void {
+    try {
+      this.entries.set(name, { schema, codec: this.compile(schema), error: null })
+    } catch (err) {
+      const error = (err as Error).message
+      this.entries.set(name, { schema, codec: null, error })
+      this.init.logger.error({ schema: name, err: error }, `a schema ${from} does not compile; it stays stored but every call with it fails`)
+    }
+  }
+
+  /** Spec Errors 4: refuses a 3rd-party schema whose service cannot be connected to. */
+  private async probe (schema: Schema): Promise<void> {
+    let target
+    try {
+      target = targetOf(schema.parser_addr ?? {}, this.init.resource)
+    } catch (err) {
+      throw new ApiError(CODES.UNKNOWN, (err as Error).message, 400)
+    }
+    const { connectMs } = timeoutsOf(schema.parser_opts)
+    try {
+      await probeService(target, connectMs)
+    } catch (err) {
+      throw new ApiError(CODES.UNKNOWN, `cannot connect to the 3rd-party codec service at ${describeTarget(target)}: ${(err as Error).message}; start the service or correct parser_addr`, 400)
+    }
+  }
+}
+
+/** A function failure, without a stack trace (see {@link SchemaRegistry.decode}). */
+function failure (fn: string, reason: string, detail: string): ConversionError {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return new ConversionError(fn, reason, detail)
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
