@@ -1,0 +1,238 @@
+/**
+ * A three-node cluster in one process (each node with its own store, listeners and mesh
+ * port on 127.0.0.1), driven by real MQTT clients and real HTTP: join and status, routes,
+ * forwarding at each QoS with MQTT 5 properties and no duplicates, shared subscriptions
+ * across nodes, session takeover with queued messages, retained messages, cluster-wide
+ * rules, and a node with another cookie refused. Process-level faults (SIGKILL, restart)
+ * are in processes.test.ts.
+ */
+import { managementApi } from '../../api/plugin.js'
+import { bannedKey } from '../../node/banned/index.js'
+import { Hlc } from '../../node/store/shared.js'
+import { startTestNode, connect, closeClients, waitFor, collect, nextMessage, API_AUTH, type TestNode } from '../helpers/node.js'
+
+let a: TestNode, b: TestNode, c: TestNode
+const extra: TestNode[] = []
+
+const addr = (n: TestNode): string => `${n.name}:${n.cluster.mesh.port}`
+const running = (n: TestNode): string[] => n.cluster.status().filter(m => m.status === 'running').map(m => m.name).sort()
+
+async function api (n: TestNode, path: string, method = 'GET', body?: unknown): Promise<any> {
+  const res = await fetch(`http://127.0.0.1:${managementApi(n)!.port}/api/v3${path}`, {
+    method,
+    headers: { authorization: API_AUTH, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  return await res.json()
+}
+
+/** Waits until every node routes `topic` to `node` (the subscription announced cluster-wide). */
+async function routed (topic: string, node: TestNode): Promise<void> {
+  for (const n of [a, b, c]) {
+    if (n === node) continue
+    await waitFor(() => n.cluster.routing.table.match(topic).some(e => e.plain.has(node.name) || [...e.groups.values()].some(s => s.has(node.name))), `route of ${topic} to ${node.name} on ${n.name}`)
+  }
+}
+
+beforeAll(async () => {
+  const strategy = { 'broker.shared_subscription_strategy': 'round_robin' }
+  a = await startTestNode({ 'node.name': 'a@127.0.0.1', ...strategy })
+  b = await startTestNode({ 'node.name': 'b@127.0.0.1', ...strategy })
+  c = await startTestNode({ 'node.name': 'c@127.0.0.1', ...strategy })
+  await b.cluster.join(addr(a))
+  // c joins b only: it learns a from b and dials it itself
+  await c.cluster.join(addr(b))
+  const all = [a.name, b.name, c.name].sort()
+  for (const n of [a, b, c]) await waitFor(() => running(n).join() === all.join(), `${n.name} to see three running nodes`)
+})
+
+afterEach(async () => { await closeClients() })
+
+afterAll(async () => {
+  for (const n of [...extra, c, b, a]) await n?.destroy()
+})
+
+test('every node sees the three nodes running, and the API lists them', async () => {
+  for (const n of [a, b, c]) expect(running(n)).toEqual([a.name, b.name, c.name].sort())
+  const nodes = await api(c, '/nodes')
+  expect(nodes.data.map((x: any) => x.node).sort()).toEqual([a.name, b.name, c.name].sort())
+})
+
+test.each([0, 1, 2] as const)('a QoS %i message published on one node reaches wildcard subscribers on the others once, with its properties', async (qos) => {
+  const onA = await connect(a, { protocolVersion: 5 })
+  const onC = await connect(c, { protocolVersion: 5 })
+  await onA.subscribeAsync(`q${qos}/+/x`, { qos: 2 })
+  await onC.subscribeAsync(`q${qos}/#`, { qos: 2 })
+  await routed(`q${qos}/1/x`, a)
+  await routed(`q${qos}/1/x`, c)
+  const gotA = collect(onA)
+  const gotC = collect(onC)
+  const pub = await connect(b, { protocolVersion: 5 })
+  const properties = {
+    userProperties: { k: 'v' },
+    contentType: 'text/plain',
+    responseTopic: 'reply/here',
+    correlationData: Buffer.from('corr'),
+    payloadFormatIndicator: true,
+    messageExpiryInterval: 60
+  }
+  await pub.publishAsync(`q${qos}/1/x`, 'hello', { qos, properties })
+  // a second message after the first: once it is in, the first can no longer be duplicated
+  await pub.publishAsync(`q${qos}/1/x`, 'end', { qos })
+  await waitFor(() => gotA.length >= 2 && gotC.length >= 2, 'both messages on both nodes')
+  for (const got of [gotA, gotC]) {
+    expect(got.map(m => m.payload.toString())).toEqual(['hello', 'end'])
+    const p = got[0].packet
+    expect(p.qos).toBe(qos)
+    expect(p.properties.userProperties).toEqual({ k: 'v' })
+    expect(p.properties.contentType).toBe('text/plain')
+    expect(p.properties.responseTopic).toBe('reply/here')
+    expect(Buffer.from(p.properties.correlationData).toString()).toBe('corr')
+    expect(p.properties.payloadFormatIndicator).toBe(true)
+    expect(p.properties.messageExpiryInterval).toBeGreaterThan(0)
+  }
+})
+
+test('the routes API shows each filter with the node that has its subscriber', async () => {
+  const onC = await connect(c)
+  await onC.subscribeAsync('routes/api/c', { qos: 0 })
+  await routed('routes/api/c', c)
+  const routes = await api(a, '/routes')
+  expect(routes.data).toEqual(expect.arrayContaining([expect.objectContaining({ topic: 'routes/api/c', node: c.name })]))
+})
+
+test('a shared subscription with members on two nodes delivers each message to one member of the cluster', async () => {
+  const onA = await connect(a, { clientId: 'shared-a' })
+  const onC = await connect(c, { clientId: 'shared-c' })
+  await onA.subscribeAsync('$share/g/shared/t', { qos: 1 })
+  await onC.subscribeAsync('$share/g/shared/t', { qos: 1 })
+  await routed('shared/t', a)
+  await routed('shared/t', c)
+  const gotA = collect(onA)
+  const gotC = collect(onC)
+  const pub = await connect(b)
+  for (let i = 0; i < 20; i++) await pub.publishAsync('shared/t', String(i), { qos: 1 })
+  await waitFor(() => gotA.length + gotC.length >= 20, '20 shared messages')
+  const all = [...gotA, ...gotC].map(m => Number(m.payload.toString())).sort((x, y) => x - y)
+  expect(all).toEqual(Array.from({ length: 20 }, (_, i) => i))
+  // round robin between the two nodes
+  expect(gotA.length).toBe(10)
+  expect(gotC.length).toBe(10)
+})
+
+test('a client connecting on another node takes over the connection (MQTT 5: DISCONNECT 0x8E)', async () => {
+  const first = await connect(a, { clientId: 'mover', protocolVersion: 5 })
+  await waitFor(() => c.cluster.sessions.whereIs('mover') === a.name, 'registry entry of mover on c')
+  const disconnected = new Promise<number>(resolve => first.on('disconnect', (packet) => resolve(packet.reasonCode ?? 0)))
+  const second = await connect(c, { clientId: 'mover', protocolVersion: 5 })
+  expect(await disconnected).toBe(0x8e)
+  expect(second.connected).toBe(true)
+  await waitFor(() => a.cluster.sessions.whereIs('mover') === c.name, 'registry entry of mover on a')
+})
+
+test('a persistent session moves to the node the client reconnects to, with its subscriptions and queued messages', async () => {
+  const opts = { clientId: 'traveller', clean: false, protocolVersion: 5 as const, properties: { sessionExpiryInterval: 300 } }
+  const first = await connect(a, opts)
+  await first.subscribeAsync('travel/t', { qos: 1 })
+  await routed('travel/t', a)
+  await first.endAsync()
+  const pub = await connect(b)
+  for (let i = 0; i < 3; i++) await pub.publishAsync('travel/t', `queued ${i}`, { qos: 1 })
+  await waitFor(() => a.services.stats !== undefined && [...(a.broker.aedes.persistence as any).queuedOf('traveller')].length === 3, 'three messages queued on a')
+  const second = mqttCollecting(c, opts)
+  const { client, received } = await second
+  await waitFor(() => received.length >= 3, 'queued messages delivered on c')
+  expect(received.slice(0, 3).map(m => m.payload.toString())).toEqual(['queued 0', 'queued 1', 'queued 2'])
+  // the subscription moved too: a new message reaches the client on c
+  await routed('travel/t', c)
+  await pub.publishAsync('travel/t', 'live', { qos: 1 })
+  await waitFor(() => received.length >= 4, 'live message on c')
+  expect(received[3].payload.toString()).toBe('live')
+  expect([...(a.broker.aedes.persistence as any).queuedOf('traveller')]).toHaveLength(0)
+  await client.endAsync()
+})
+
+/** Connects with a message listener attached before CONNACK (queued messages come right after it). */
+async function mqttCollecting (node: TestNode, opts: any): Promise<{ client: any, received: Array<{ payload: Buffer }> }> {
+  const { default: mqtt } = await import('mqtt')
+  const client = mqtt.connect({ host: '127.0.0.1', port: node.port('mqtt:tcp'), reconnectPeriod: 0, ...opts })
+  const received: Array<{ payload: Buffer }> = []
+  client.on('message', (_topic, payload) => received.push({ payload }))
+  await new Promise<void>((resolve, reject) => { client.once('connect', () => resolve()); client.once('error', reject) })
+  return { client, received }
+}
+
+test('a retained message published on one node is seen by a subscriber on another, and by a node that joins later', async () => {
+  const pub = await connect(a)
+  await pub.publishAsync('keep/t', 'kept', { qos: 1, retain: true })
+  await waitFor(() => (c.broker.aedes.persistence as any).hasRetained('keep/t'), 'retained on c')
+  const sub = await connect(c)
+  const got = nextMessage(sub)
+  await sub.subscribeAsync('keep/#', { qos: 1 })
+  expect((await got).payload.toString()).toBe('kept')
+
+  const d = await startTestNode({ 'node.name': 'd@127.0.0.1' })
+  extra.push(d)
+  await d.cluster.join(addr(a))
+  await waitFor(() => (d.broker.aedes.persistence as any).hasRetained('keep/t'), 'retained copied to the joining node')
+  const late = await connect(d)
+  const gotLate = nextMessage(late)
+  await late.subscribeAsync('keep/t', { qos: 1 })
+  expect((await gotLate).payload.toString()).toBe('kept')
+  await d.cluster.leave()
+  for (const n of [a, b, c]) await waitFor(() => !n.cluster.status().some(m => m.name === d.name), `${n.name} to forget d`)
+})
+
+test('a rule created on one node is present on the others and fires for events on them', async () => {
+  const created = await api(a, '/rules', 'POST', {
+    rawsql: 'SELECT payload FROM "rule/in"',
+    actions: [{ name: 'republish', params: { target_topic: 'rule/out', target_qos: 0, payload_tmpl: 'from rule: ${payload}' } }]
+  })
+  expect(created.code).toBe(0)
+  const id = created.data.id
+  await waitFor(() => c.shared.table('rules').has(id), 'rule replicated to c', 10000)
+  const onC = await api(c, `/rules/${id}`)
+  expect(onC.data.rawsql).toBe('SELECT payload FROM "rule/in"')
+  const sub = await connect(c)
+  await sub.subscribeAsync('rule/out', { qos: 0 })
+  const got = nextMessage(sub)
+  const pub = await connect(c)
+  await pub.publishAsync('rule/in', 'x', { qos: 0 })
+  expect((await got).payload.toString()).toBe('from rule: x')
+  await api(b, `/rules/${id}`, 'DELETE')
+  await waitFor(() => !a.shared.table('rules').has(id) && !c.shared.table('rules').has(id), 'rule deleted everywhere')
+})
+
+test('a node with another cookie cannot join', async () => {
+  const stranger = await startTestNode({ 'node.name': 'x@127.0.0.1', 'node.cookie': 'another cookie' })
+  extra.push(stranger)
+  await expect(stranger.cluster.join(addr(a))).rejects.toThrow(/cannot join.*cookie/)
+  expect(running(stranger)).toEqual([stranger.name])
+  expect(a.cluster.status().some(m => m.name === stranger.name)).toBe(false)
+})
+
+test('a node with static seeds (its own among them, with ports) joins by itself, also with autoheal off', async () => {
+  const d = await startTestNode({
+    'node.name': 'd@127.0.0.1',
+    'cluster.discovery': 'static',
+    'cluster.static.seeds': `d@127.0.0.1:1, ${addr(a)}`,
+    'cluster.autoheal': 'off'
+  })
+  extra.push(d)
+  const all = [a.name, b.name, c.name, d.name].sort()
+  await waitFor(() => running(d).join() === all.join(), 'd to join the three nodes')
+  expect(d.cluster.status().filter(m => m.status === 'stopped')).toEqual([])
+  await d.cluster.leave()
+  for (const n of [a, b, c]) await waitFor(() => !n.cluster.status().some(m => m.name === d.name), `${n.name} to forget d`)
+})
+
+test('a change that reached one node without its delta (as if the frame was lost) is repaired by anti-entropy', async () => {
+  const key = bannedKey('client_id', 'missed-delta')
+  const entry = { who: 'missed-delta', as: 'client_id', reason: 'repaired', desc: '', until: Math.floor(Date.now() / 1000) + 3600 }
+  // applied as if it came from a peer: a node never forwards a peer's change, so b and c can
+  // only learn it from a's heartbeat digests
+  await a.shared.apply({ table: 'banned', key, value: entry, stamp: new Hlc('elsewhere@127.0.0.1').next() })
+  for (const n of [b, c]) await waitFor(() => n.shared.table('banned').has(key), `anti-entropy to bring the entry to ${n.name}`, 15000)
+  const refused = await connect(c, { clientId: 'missed-delta', protocolVersion: 5 }).then(() => false, () => true)
+  expect(refused).toBe(true)
+})
