@@ -30,6 +30,12 @@ import type { Logger } from '../node/logger.js'
 
 const LINK_PROTOCOL = '/starling/link/1.0.0'
 const CONTROL_TOPIC = 'starling/cluster/1'
+/** Frame header: body length (u32, big-endian), then the body's type (u8). */
+const HEADER_BYTES = 5
+/** A frame body in MessagePack ({@link Frame}). */
+const FRAME_MSGPACK = 0
+/** A frame body of forwarded messages (cluster/pub-batch.ts). */
+export const FRAME_PUBLISH_BATCH = 1
 /** A frame larger than this closes the link (a corrupt length prefix). */
 const MAX_FRAME = 256 * 1024 * 1024
 /** An idle link sends a ping this often ... */
@@ -58,6 +64,8 @@ export interface MeshEvents {
   down: [name: string]
   /** A frame arrived on the link from `from`. */
   frame: [from: string, frame: Frame]
+  /** A frame with a pre-encoded body (`type` > 0) arrived on the link from `from`. */
+  raw: [from: string, type: number, body: Buffer]
   /** A gossipsub control message arrived (from any node, relayed or not). */
   control: [message: any]
 }
@@ -105,23 +113,32 @@ class Link {
   lastIn = Date.now()
   lastOut = Date.now()
 
+  /** Frames with a body of another type than MessagePack (set by the mesh). */
+  onRaw: (type: number, body: Buffer) => void = () => {}
+
   constructor (readonly stream: Stream, readonly connection: Connection, readonly dialer: string, private readonly onFrame: (frame: Frame) => void, private readonly onClose: () => void, private readonly log: Logger) {
     stream.addEventListener('message', (event) => {
       this.lastIn = Date.now()
-      const data = event.data
-      this.receive(Buffer.from(data instanceof Uint8Array ? data : data.subarray()))
+      const data = event.data instanceof Uint8Array ? event.data : event.data.subarray()
+      // a view, not a copy: frames are cut out of it
+      this.receive(Buffer.from(data.buffer, data.byteOffset, data.byteLength))
     })
     stream.addEventListener('close', () => { this.closed = true; this.onClose() })
   }
 
   /** Queues a frame; all frames of this turn leave in one write. */
   send (frame: Frame): void {
+    this.sendRaw(FRAME_MSGPACK, packr.pack(frame))
+  }
+
+  /** Queues a frame whose body is already encoded (`type` says how). */
+  sendRaw (type: number, body: Buffer): void {
     if (this.closed) return
-    const body = packr.pack(frame)
-    const head = Buffer.allocUnsafe(4)
+    const head = Buffer.allocUnsafe(HEADER_BYTES)
     head.writeUInt32BE(body.length, 0)
+    head[4] = type
     this.pending.push(head, body)
-    this.pendingBytes += 4 + body.length
+    this.pendingBytes += HEADER_BYTES + body.length
     if (!this.scheduled) {
       this.scheduled = true
       setImmediate(() => { void this.flush() })
@@ -153,18 +170,26 @@ class Link {
 
   private receive (data: Buffer): void {
     let buffer = this.readBuffer.length === 0 ? data : Buffer.concat([this.readBuffer, data])
-    while (buffer.length >= 4) {
+    while (buffer.length >= HEADER_BYTES) {
       const size = buffer.readUInt32BE(0)
       if (size > MAX_FRAME) { this.abort(new Error(`frame of ${size} bytes`)); return }
-      if (buffer.length < 4 + size) break
+      if (buffer.length < HEADER_BYTES + size) break
+      const type = buffer[4]
+      const body = buffer.subarray(HEADER_BYTES, HEADER_BYTES + size)
+      buffer = buffer.subarray(HEADER_BYTES + size)
+      if (type !== FRAME_MSGPACK) {
+        try { this.onRaw(type, body) } catch (err) { this.log.warn({ err, type }, 'cluster frame handler failed') }
+        continue
+      }
       let frame: Frame
       try {
-        frame = packr.unpack(buffer.subarray(4, 4 + size))
+        // a copy: binary values in the frame are views of what they were decoded from, and
+        // they may be kept (retained messages, queued packets)
+        frame = packr.unpack(Buffer.from(body))
       } catch (err: any) {
         this.abort(new Error(`undecodable frame: ${err.message}`))
         return
       }
-      buffer = buffer.subarray(4 + size)
       if (frame.k === 'ping') continue
       try { this.onFrame(frame) } catch (err) { this.log.warn({ err, kind: frame?.k }, 'cluster frame handler failed') }
     }
@@ -345,6 +370,7 @@ export class Mesh extends EventEmitter<MeshEvents> {
 
   /** Makes `link` the link to `hello.name`, or drops it when the existing one wins. */
   private adopt (link: Link, hello: Hello): void {
+    link.onRaw = (type, body) => { this.emit('raw', hello.name, type, body) }
     const existing = this.links.get(hello.name)
     if (existing !== undefined && !existing.closed && existing.hello !== null) {
       const sameIncarnation = existing.hello.incarnation === hello.incarnation
@@ -376,6 +402,14 @@ export class Mesh extends EventEmitter<MeshEvents> {
     const link = this.links.get(name)
     if (link === undefined || link.hello === null || link.closed) return false
     link.send(frame)
+    return true
+  }
+
+  /** Sends a pre-encoded frame body to `name`; false when the link is down. */
+  sendRaw (name: string, type: number, body: Buffer): boolean {
+    const link = this.links.get(name)
+    if (link === undefined || link.hello === null || link.closed) return false
+    link.sendRaw(type, body)
     return true
   }
 

@@ -24,23 +24,11 @@ import { sharedKey } from '../node/mqtt/router.js'
 import type { Mesh, Frame } from './mesh.js'
 import type { MeshRpc } from './rpc.js'
 import { RouteTable } from './route-table.js'
+import { FRAME_PUBLISH_BATCH } from './mesh.js'
+import { decodeBatch, encodeBatch, type ForwardedMessage } from './pub-batch.js'
 
 /** How long a stopped node's routes are kept (it may be back in a moment). */
 const ROUTE_GRACE_MS = 15000
-
-/** A message as it travels between nodes. */
-interface WireMessage {
-  t: string
-  p: Buffer
-  q: number
-  r: boolean
-  c?: string
-  pr?: Record<string, unknown>
-  b: string
-  n: number
-  /** Shared groups (route keys) assigned to the receiving node. */
-  g?: string[]
-}
 
 export class Routing {
   readonly table = new RouteTable()
@@ -54,6 +42,13 @@ export class Routing {
   private readonly sticky = new Map<string, string>()
   /** Forwarded messages waiting for the router: their assigned shared groups. */
   private readonly arriving = new Map<string, Set<string>>()
+  /** Messages waiting for this turn's batch, by node. */
+  private outgoing = new Map<string, ForwardedMessage[]>()
+  private sendScheduled = false
+  private readonly delivered = (err?: Error | null): void => {
+    if (err) this.log.debug({ err }, 'forwarded message not delivered')
+  }
+
   /** Messages sent to and received from other nodes. */
   forwarded = 0
   received = 0
@@ -77,6 +72,14 @@ export class Routing {
       return groups
     }
     this.mesh.on('frame', (from, frame) => { this.onFrame(from, frame) })
+    this.mesh.on('raw', (from, type, body) => {
+      if (type !== FRAME_PUBLISH_BATCH) return
+      try {
+        decodeBatch(body, (brokerId, m) => { this.deliver(brokerId, m) })
+      } catch (err) {
+        this.log.warn({ err, peer: from }, 'dropped a malformed batch of forwarded messages')
+      }
+    })
     this.rpc.handle('routes.snapshot', () => [...this.local.keys()])
     this.rpc.handle('retained.snapshot', () => [...this.persistence.retainedPackets()])
   }
@@ -167,9 +170,6 @@ export class Routing {
         for (const key of frame.add as string[]) this.table.add(from, key)
         for (const key of frame.del as string[]) this.table.remove(from, key)
         break
-      case 'pub':
-        for (const message of frame.m as WireMessage[]) this.deliver(message)
-        break
     }
   }
 
@@ -240,41 +240,56 @@ export class Routing {
     }
   }
 
+  /** Adds `packet` to this turn's batch for `node`. */
   private send (node: string, packet: any, groups: string[] | null): void {
-    const message: WireMessage = {
-      t: packet.topic,
-      p: packet.payload,
-      q: packet.qos,
-      r: packet.retain === true,
-      b: packet.brokerId,
-      n: packet.brokerCounter
+    const message: ForwardedMessage = {
+      topic: packet.topic,
+      payload: packet.payload,
+      qos: packet.qos,
+      retain: packet.retain === true,
+      brokerCounter: packet.brokerCounter
     }
-    if (packet.clientId !== undefined) message.c = packet.clientId
-    if (packet.properties !== undefined) message.pr = wireProperties(packet.properties)
-    if (groups !== null) message.g = groups
-    if (this.mesh.send(node, { k: 'pub', m: [message] })) this.forwarded++
+    if (packet.clientId !== undefined) message.clientId = packet.clientId
+    if (packet.properties !== undefined) message.properties = wireProperties(packet.properties)
+    if (groups !== null) message.groups = groups
+    let batch = this.outgoing.get(node)
+    if (batch === undefined) this.outgoing.set(node, batch = [])
+    batch.push(message)
+    if (!this.sendScheduled) {
+      this.sendScheduled = true
+      setImmediate(() => { this.flushOutgoing() })
+    }
+  }
+
+  /** Sends each node its batch of this turn, as one frame. */
+  private flushOutgoing (): void {
+    this.sendScheduled = false
+    const outgoing = this.outgoing
+    this.outgoing = new Map()
+    const brokerId: string = this.node.broker.aedes.id
+    for (const [node, batch] of outgoing) {
+      if (this.mesh.sendRaw(node, FRAME_PUBLISH_BATCH, encodeBatch(brokerId, batch))) this.forwarded += batch.length
+    }
   }
 
   /** Publishes a message forwarded by another node into this node's broker. */
-  private deliver (m: WireMessage): void {
+  private deliver (brokerId: string, m: ForwardedMessage): void {
     this.received++
     const packet: Record<string, unknown> = {
       cmd: 'publish',
-      topic: m.t,
-      payload: Buffer.isBuffer(m.p) ? m.p : Buffer.from(m.p ?? []),
-      qos: m.q,
-      retain: m.r,
+      topic: m.topic,
+      payload: m.payload,
+      qos: m.qos,
+      retain: m.retain,
       dup: false,
-      brokerId: m.b,
-      brokerCounter: m.n
+      brokerId,
+      brokerCounter: m.brokerCounter
     }
-    if (m.c !== undefined) packet.clientId = m.c
-    if (m.pr !== undefined) packet.properties = m.pr
-    if (m.g !== undefined) this.arriving.set(`${m.b}/${m.n}`, new Set(m.g))
-    this.node.broker.aedes.publish(packet, (err: Error | null) => {
-      this.arriving.delete(`${m.b}/${m.n}`)
-      if (err) this.log.debug({ err, topic: m.t }, 'forwarded message not delivered')
-    })
+    if (m.clientId !== undefined) packet.clientId = m.clientId
+    if (m.properties !== undefined) packet.properties = m.properties
+    // read (and forgotten) by the router's peerGroups hook when it delivers this message
+    if (m.groups !== undefined) this.arriving.set(`${brokerId}/${m.brokerCounter}`, new Set(m.groups))
+    this.node.broker.aedes.publish(packet, this.delivered)
   }
 }
 
