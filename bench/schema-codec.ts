@@ -13,9 +13,8 @@
  * Each case runs a warm-up, then 7 timed batches; the median batch is reported.
  */
 import { compileSql } from '../rules/sql/index.js'
-import { SchemaRegistry, type SchemaTable } from '../rules/schemas/registry.js'
+import { SchemaRegistry, memorySchemaTable } from '../rules/schemas/registry.js'
 import { attachRegistry, installSchemaFunctions } from '../rules/schemas/functions.js'
-import type { Schema } from '../rules/schemas/schema.js'
 import { silentLogger } from '../node/logger.js'
 
 const NODE = 'bench@127.0.0.1'
@@ -31,21 +30,7 @@ message Sensor { string id = 1; double temp = 2; int32 hum = 3; bool ok = 4; }
 message Alert { string id = 1; double temp = 2; }
 `
 
-/** A schema table in memory (the registry only reads it at start and writes on create). */
-function memoryTable (): SchemaTable {
-  const data = new Map<string, Schema>()
-  return {
-    get: (k) => data.get(k),
-    has: (k) => data.has(k),
-    entries: () => [...data.entries()],
-    count: () => data.size,
-    put: async (k, v) => { data.set(k, v) },
-    del: async (k) => { data.delete(k) },
-    clear: async () => { data.clear() },
-    onRemoteChange: () => () => {}
-  }
-}
-
+/** The middle value of `xs`. */
 function median (xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.floor(s.length / 2)]
@@ -69,7 +54,7 @@ async function main (): Promise<void> {
   const arg = process.argv.indexOf('--iterations')
   const iterations = arg === -1 ? 100_000 : Number(process.argv[arg + 1])
   installSchemaFunctions()
-  const registry = new SchemaRegistry({ table: memoryTable(), logger: silentLogger(), usedBy: () => [], resource: () => undefined })
+  const registry = new SchemaRegistry({ table: memorySchemaTable(), logger: silentLogger(), usedBy: () => [], resource: () => undefined })
   attachRegistry(NODE, registry)
   await registry.create({ name: 'sensor', parser_type: 'avro', schema: SENSOR_AVSC })
   await registry.create({ name: 'alert', parser_type: 'avro', schema: ALERT_AVSC })

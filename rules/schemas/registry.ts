@@ -32,6 +32,21 @@ export interface SchemaTable extends StoreTable<Schema> {
   onRemoteChange: (listener: (key: string, value: Schema | undefined) => void) => () => void
 }
 
+/** A schema table in memory, for registries outside a node (benches, unit tests): nothing replicates. */
+export function memorySchemaTable (): SchemaTable {
+  const data = new Map<string, Schema>()
+  return {
+    get: (k) => data.get(k),
+    has: (k) => data.has(k),
+    entries: () => [...data.entries()],
+    count: () => data.size,
+    put: async (k, v) => { data.set(k, v) },
+    del: async (k) => { data.delete(k) },
+    clear: async () => { data.clear() },
+    onRemoteChange: () => () => {}
+  }
+}
+
 /** What the registry needs. */
 export interface SchemaRegistryInit {
   table: SchemaTable

@@ -6,10 +6,9 @@
  * rules, and a node with another cookie refused. Process-level faults (SIGKILL, restart)
  * are in processes.test.ts.
  */
-import { managementApi } from '../../api/plugin.js'
 import { bannedKey } from '../../node/banned/index.js'
 import { Hlc } from '../../node/store/shared.js'
-import { startTestNode, connect, closeClients, waitFor, collect, nextMessage, API_AUTH, type TestNode } from '../helpers/node.js'
+import { startTestNode, connect, closeClients, waitFor, collect, nextMessage, type TestNode, apiRequest } from '../helpers/node.js'
 
 let a: TestNode, b: TestNode, c: TestNode
 const extra: TestNode[] = []
@@ -17,14 +16,7 @@ const extra: TestNode[] = []
 const addr = (n: TestNode): string => `${n.name}:${n.cluster.mesh.port}`
 const running = (n: TestNode): string[] => n.cluster.status().filter(m => m.status === 'running').map(m => m.name).sort()
 
-async function api (n: TestNode, path: string, method = 'GET', body?: unknown): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${managementApi(n)!.port}/api/v3${path}`, {
-    method,
-    headers: { authorization: API_AUTH, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  return await res.json()
-}
+const api = apiRequest
 
 /** Waits until every node routes `topic` to `node` (the subscription announced cluster-wide). */
 async function routed (topic: string, node: TestNode): Promise<void> {

@@ -4,20 +4,10 @@
  * SIGKILL is seen as stopped (alarm `partitioned`), comes back by itself when restarted,
  * and the data created through one node survives a restart of the whole cluster.
  */
-import { createServer } from 'node:net'
 import mqtt, { type MqttClient } from 'mqtt'
 import { spawnNode, killAllNodes, stopNode, tempDir, type NodeProcess } from '../helpers/process.js'
 import { runCtlOn } from '../helpers/ctl.js'
-import { waitFor, API_AUTH } from '../helpers/node.js'
-
-/** A free TCP port on 127.0.0.1 (the cluster port must stay the same over restarts). */
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as { port: number }).port
-  await new Promise<void>(resolve => server.close(() => resolve()))
-  return port
-}
+import { waitFor, API_AUTH, freePort } from '../helpers/node.js'
 
 interface Member { name: string, port: number, dataDir: string, proc?: NodeProcess }
 

@@ -5,6 +5,7 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import { loadConfig } from '../../node/config/index.js'
 import { silentLogger } from '../../node/logger.js'
 import { startNode, type StarlingNode } from '../../node/node.js'
+import { managementApi } from '../../api/plugin.js'
 
 /** Config overrides every test node gets: ephemeral ports on loopback, never the defaults. */
 export const EPHEMERAL: Record<string, string> = {
@@ -103,3 +104,16 @@ export function nextMessage (client: MqttClient, timeoutMs = 5000): Promise<Rece
     client.once('message', (topic, payload, packet) => { clearTimeout(timer); resolve({ topic, payload, packet }) })
   })
 }
+
+/** Calls `node`'s management API as the default application; resolves with the JSON body. */
+export async function apiRequest (node: StarlingNode, path: string, method = 'GET', body?: unknown): Promise<any> {
+  const res = await fetch(`http://127.0.0.1:${managementApi(node)!.port}/api/v3${path}`, {
+    method,
+    headers: { authorization: API_AUTH, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  return await res.json()
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (nobody listens on it). */
+export { freePort } from '../../bench/broker-process.js'

@@ -4,27 +4,12 @@
  * fail with a reason rather than match.
  */
 import { compileSql } from '../../rules/sql/index.js'
-import { SchemaRegistry, type SchemaTable } from '../../rules/schemas/registry.js'
+import { SchemaRegistry, memorySchemaTable } from '../../rules/schemas/registry.js'
 import { attachRegistry, installSchemaFunctions } from '../../rules/schemas/functions.js'
-import type { Schema } from '../../rules/schemas/schema.js'
 import { silentLogger } from '../../node/logger.js'
 import { ALERT_AVSC, SENSOR_AVSC, avroAlert, avroSensor } from './fixtures.js'
 
-function memoryTable (): SchemaTable {
-  const data = new Map<string, Schema>()
-  return {
-    get: (k) => data.get(k),
-    has: (k) => data.has(k),
-    entries: () => [...data.entries()],
-    count: () => data.size,
-    put: async (k, v) => { data.set(k, v) },
-    del: async (k) => { data.delete(k) },
-    clear: async () => { data.clear() },
-    onRemoteChange: () => () => {}
-  }
-}
-
-const registryOf = (): SchemaRegistry => new SchemaRegistry({ table: memoryTable(), logger: silentLogger(), usedBy: () => [], resource: () => undefined })
+const registryOf = (): SchemaRegistry => new SchemaRegistry({ table: memorySchemaTable(), logger: silentLogger(), usedBy: () => [], resource: () => undefined })
 
 const one = registryOf()
 const two = registryOf()

@@ -4,8 +4,7 @@
  * that does not compile, a 3rd-party service that cannot be reached, and deleting a schema
  * a rule uses; each refusal has a clear message and changes nothing.
  */
-import { createServer } from 'node:net'
-import { startTestNode, type TestNode } from '../helpers/node.js'
+import { startTestNode, type TestNode, freePort } from '../helpers/node.js'
 import { runCtlOn } from '../helpers/ctl.js'
 import { apiOf, expectError } from '../e2e/api-actions-client.js'
 import { startCodecServer, type CodecServer } from '../../rules/schemas/codec-server.js'
@@ -31,15 +30,6 @@ afterAll(async () => {
 })
 
 const schemas = async (): Promise<unknown> => (await api('GET', '/schemas')).body.data
-
-/** A free port nobody listens on. */
-async function closedPort (): Promise<number> {
-  const s = createServer()
-  await new Promise<void>(resolve => s.listen(0, '127.0.0.1', () => resolve()))
-  const port = (s.address() as { port: number }).port
-  await new Promise<void>(resolve => s.close(() => resolve()))
-  return port
-}
 
 describe('creating, reading and deleting schemas', () => {
   it('creates an avro schema: parser_addr null, parser_opts {} and description "" in the answer', async () => {
@@ -173,7 +163,7 @@ describe('refusals', () => {
   })
 
   it('refuses a 3rd-party schema whose service cannot be connected to (102), over HTTP and TCP', async () => {
-    const port = await closedPort()
+    const port = await freePort()
     const http = await api('POST', '/schemas', third({ parser_addr: { url: `http://127.0.0.1:${port}/codec` } }))
     expectError(http, 102, 400)
     expect(http.body.message).toBe(`cannot connect to the 3rd-party codec service at http://127.0.0.1:${port}/codec: connect ECONNREFUSED 127.0.0.1:${port}; start the service or correct parser_addr`)

@@ -2,20 +2,12 @@
  * Schemas are cluster-wide: one created through one node's API is compiled on the others
  * and their rules use it; one deleted on any node is gone everywhere.
  */
-import { managementApi } from '../../api/plugin.js'
-import { startTestNode, connect, closeClients, waitFor, nextMessage, API_AUTH, type TestNode } from '../helpers/node.js'
+import { startTestNode, connect, closeClients, waitFor, nextMessage, type TestNode, apiRequest } from '../helpers/node.js'
 import { SENSOR_AVSC, avroSensor } from './fixtures.js'
 
 let a: TestNode, b: TestNode
 
-async function api (n: TestNode, path: string, method = 'GET', body?: unknown): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${managementApi(n)!.port}/api/v3${path}`, {
-    method,
-    headers: { authorization: API_AUTH, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body)
-  })
-  return await res.json()
-}
+const api = apiRequest
 
 beforeAll(async () => {
   a = await startTestNode({ 'node.name': 'sa@127.0.0.1', 'broker.sys_interval': '0' })

@@ -4,7 +4,7 @@
  * the deferred answers the rule engine waits for, and the back-off after transport failures. The exchanges talk to the service
  * in a child process (codec-process.ts says why); the rest uses one in this process.
  */
-import { createServer, type Server } from 'node:net'
+import { freePort } from '../helpers/node.js'
 import { startCodecServer, referenceCodec, type CodecServer } from '../../rules/schemas/codec-server.js'
 import { FrameReader, frame, type CodecRequest } from '../../rules/schemas/codec-wire.js'
 import { CodecExchange, type CodecTarget } from '../../rules/schemas/codec-exchange.js'
@@ -36,15 +36,6 @@ const tcpTarget = (): CodecTarget => {
   return { kind: 'tcp', host, port: Number(port) }
 }
 const xorK = (b: Buffer): Buffer => Buffer.from(b.map(x => x ^ 'k'.charCodeAt(0)))
-
-/** A free port nobody listens on. */
-async function closedPort (): Promise<number> {
-  const s: Server = createServer()
-  await new Promise<void>(resolve => s.listen(0, '127.0.0.1', () => resolve()))
-  const port = (s.address() as { port: number }).port
-  await new Promise<void>(resolve => s.close(() => resolve()))
-  return port
-}
 
 describe('the reference codec', () => {
   it('xors with the key, passes echo through, and refuses unknown steps', async () => {
@@ -96,7 +87,7 @@ describe('an exchange', () => {
   })
 
   it('reports a refused connection as a connect failure', async () => {
-    const port = await closedPort()
+    const port = await freePort()
     expect(await exchange.call({ target: { kind: 'tcp', host: '127.0.0.1', port }, body: request(Buffer.from('x')), connectTimeoutMs: 1000, parseTimeoutMs: 1000 }))
       .toMatchObject({ ok: false, stage: 'connect' })
     expect(await exchange.call({ target: { kind: 'http', url: `http://127.0.0.1:${port}/`, headers: {} }, body: request(Buffer.from('x')), connectTimeoutMs: 1000, parseTimeoutMs: 1000 }))
@@ -109,7 +100,7 @@ describe('probing a service at create time', () => {
     await probeService({ kind: 'http', url: server.httpUrl!, headers: {} }, 1000)
     const [host, port] = server.tcpAddress!.split(':')
     await probeService({ kind: 'tcp', host, port: Number(port) }, 1000)
-    const closed = await closedPort()
+    const closed = await freePort()
     await expect(probeService({ kind: 'tcp', host: '127.0.0.1', port: closed }, 1000)).rejects.toThrow(/ECONNREFUSED/)
   })
 })
@@ -145,7 +136,7 @@ describe('the 3rd-party codec', () => {
 
   it('stops calling an unreachable service for a back-off, then tries again', async () => {
     let now = 1_000_000
-    const port = await closedPort()
+    const port = await freePort()
     const codec = new ThirdPartyCodec(schemaOf(`127.0.0.1:${port}`), exchange, () => undefined, () => now)
     await expect(answered(() => codec.decode(Buffer.from('a'), undefined))).rejects.toThrow(/ECONNREFUSED/)
     expect(() => codec.decode(Buffer.from('b'), undefined)).toThrow(/not called for another 1000 ms/)
