@@ -166,6 +166,25 @@ export function createStats (c: StatsComponents): Stats {
     raise(base(c.broker.aedes.connectedClients))
   }
 
+  /**
+   * Clients whose share is recounted at the end of the turn: a burst of SUBSCRIBE packets
+   * from one client costs one recount, not one per packet (each recount walks all of the
+   * client's subscriptions).
+   */
+  const dirty = new Set<string>()
+  let refreshScheduled = false
+  function refreshSoon (clientId: string): void {
+    dirty.add(clientId)
+    if (refreshScheduled) return
+    refreshScheduled = true
+    setImmediate(refreshDirty)
+  }
+  function refreshDirty (): void {
+    refreshScheduled = false
+    for (const clientId of dirty) refresh(clientId)
+    dirty.clear()
+  }
+
   /** A client left: drop its share unless a new connection already took its id over. */
   function left (clientId: string): void {
     const share = shares.get(clientId)
@@ -179,14 +198,15 @@ export function createStats (c: StatsComponents): Stats {
       if (unsubscribe.length > 0) return
       recountConnected()
       unsubscribe.push(c.hooks.on('client.connected', (e) => refresh(e.client_id)))
-      unsubscribe.push(c.hooks.on('client.subscribe', (e) => refresh(e.client_id)))
-      unsubscribe.push(c.hooks.on('client.unsubscribe', (e) => refresh(e.client_id)))
+      unsubscribe.push(c.hooks.on('client.subscribe', (e) => refreshSoon(e.client_id)))
+      unsubscribe.push(c.hooks.on('client.unsubscribe', (e) => refreshSoon(e.client_id)))
       unsubscribe.push(c.hooks.on('client.disconnected', (e) => left(e.client_id)))
     },
     stop () {
       for (const off of unsubscribe.splice(0)) off()
     },
     snapshot () {
+      refreshDirty()
       const now = counts()
       raise(now)
       const ordered = {} as StatsSnapshot

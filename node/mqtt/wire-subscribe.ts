@@ -80,6 +80,91 @@ export interface PendingSuback {
   filters: string[]
   /** Reason code to write per filter; null keeps aedes' code. */
   codes: Array<number | null>
+  /** Which filters the wire refused (set by {@link PendingSubacks.add}; later codes are the authorizer's). */
+  refusedByWire?: boolean[]
+}
+
+/**
+ * The SUBACK corrections of one connection's SUBSCRIBEs not yet answered, by packet id, and
+ * an index of the filters that have a code in them, so that {@link isRefused} (called by the
+ * authorizer for every filter aedes subscribes) is one lookup instead of a scan of every
+ * pending SUBSCRIBE, which made a burst of pipelined SUBSCRIBEs cost quadratic time.
+ *
+ * Invariant: `refused.get(f)` is the number of entries of `byId` in which the first
+ * occurrence of `f` (the one `indexOf` finds) was refused by the wire (it had a code when
+ * the entry was added); filters with none are absent. Codes the authorizer sets later (a
+ * QoS downgrade, an ACL denial) are not refusals: a copy of the filter pipelined behind is
+ * authorized on its own. Entries change only through {@link add}, {@link take} and {@link setCode}, which
+ * keep it. Owned by one Wire; not shared between connections.
+ */
+export class PendingSubacks {
+  private readonly byId = new Map<number, PendingSuback>()
+  /** Created when the first filter gets a code: most connections never have one. */
+  private refused: Map<string, number> | null = null
+
+  /** Records the corrections for SUBSCRIBE `id`; a packet id reused before its SUBACK replaces the older entry. */
+  add (id: number, pending: PendingSuback): void {
+    pending.refusedByWire = pending.codes.map(hasCode)
+    const older = this.byId.get(id)
+    if (older !== undefined) this.count(older, -1)
+    this.byId.set(id, pending)
+    this.count(pending, 1)
+  }
+
+  /** Removes and returns the corrections for SUBSCRIBE `id` (its SUBACK is going out); undefined if none. */
+  take (id: number): PendingSuback | undefined {
+    const pending = this.byId.get(id)
+    if (pending !== undefined) {
+      this.byId.delete(id)
+      this.count(pending, -1)
+    }
+    return pending
+  }
+
+  /**
+   * Sets `code` on the first occurrence of `filter` in the oldest pending SUBSCRIBE where it
+   * has none yet. O(pending SUBSCRIBEs): called only for ACL denials and capped QoS.
+   */
+  setCode (filter: string, code: number): void {
+    for (const pending of this.byId.values()) {
+      const i = pending.filters.indexOf(filter)
+      if (i !== -1 && pending.codes[i] === null) {
+        pending.codes[i] = code
+        return
+      }
+    }
+  }
+
+  /** True when `filter` has a code in some pending SUBSCRIBE (first occurrence per SUBSCRIBE). */
+  isRefused (filter: string): boolean {
+    return this.refused !== null && this.refused.has(filter)
+  }
+
+  /** Adds (`delta` 1) or removes (-1) the filters of `pending` whose first occurrence has a code. */
+  private count (pending: PendingSuback, delta: 1 | -1): void {
+    const { filters } = pending
+    const refused = pending.refusedByWire ?? []
+    if (!refused.includes(true)) return // the common case: nothing refused, nothing to index
+    // a filter may repeat in one SUBSCRIBE: only its first occurrence counts (see the invariant)
+    const seen = new Set<string>()
+    for (let i = 0; i < filters.length; i++) {
+      const filter = filters[i]
+      if (seen.has(filter)) continue
+      seen.add(filter)
+      if (refused[i]) this.adjust(filter, delta)
+    }
+  }
+
+  private adjust (filter: string, delta: 1 | -1): void {
+    const refused = this.refused ??= new Map()
+    const n = (refused.get(filter) ?? 0) + delta
+    if (n > 0) refused.set(filter, n)
+    else refused.delete(filter)
+  }
+}
+
+function hasCode (code: number | null): boolean {
+  return code !== null
 }
 
 /** The SUBACK code for a refused filter, 'share' for a valid shared one, or null. */

@@ -3,7 +3,7 @@ import { isUtf8 } from 'node:buffer'
 import { type Metrics, RECEIVED_PACKET_METRIC, SENT_PACKET_METRIC, QOS_SENT_METRIC } from '../metrics.js'
 import type { ConnectionOrigin } from './broker.js'
 import type { PacketTap } from '../sys/packet-tap.js'
-import { scanSubscribe, patchSuback, type PendingSuback } from './wire-subscribe.js'
+import { scanSubscribe, patchSuback, PendingSubacks } from './wire-subscribe.js'
 import type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 export type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 
@@ -51,8 +51,8 @@ export class Wire {
   holds = 0
   /** Rewrites a successful v5 CONNACK frame (properties aedes cannot set); set by the broker. */
   connackRewriter: ((frame: Buffer) => Buffer) | null = null
-  /** SUBACK corrections per SUBSCRIBE packet id, filled by the inbound scan and the authorizer. */
-  readonly subacks = new Map<number, PendingSuback>()
+  /** SUBACK corrections of the SUBSCRIBEs not yet answered (created on the first SUBSCRIBE). */
+  private subacks: PendingSubacks | null = null
   /** Peer address and port, set by the listener. */
   peer = { address: '', port: 0 }
   /** Why the connection ended, for the listener's `shutdown_count` (set by whoever closes it). */
@@ -109,10 +109,7 @@ export class Wire {
    * calls this: ACL denials answer 0x80, a QoS above `mqtt.max_qos_allowed` is granted lower).
    */
   setSubackCode (filter: string, code: number): void {
-    for (const pending of this.subacks.values()) {
-      const i = pending.filters.indexOf(filter)
-      if (i !== -1 && pending.codes[i] === null) { pending.codes[i] = code; return }
-    }
+    this.subacks?.setCode(filter, code)
   }
 
   /**
@@ -140,13 +137,14 @@ export class Wire {
     this.drainWaiters.push(cb)
   }
 
-  /** True when the wire refused `filter` (as aedes sees it) in a SUBSCRIBE being answered. */
+  /**
+   * True when the wire refused `filter` (as aedes sees it) in a SUBSCRIBE being answered, or a
+   * code was already set for it there (see {@link PendingSubacks.isRefused}). One map lookup
+   * however many SUBSCRIBEs are pending: aedes authorizes every filter of every SUBSCRIBE,
+   * and a client may pipeline thousands of them.
+   */
   isRefused (filter: string): boolean {
-    for (const pending of this.subacks.values()) {
-      const i = pending.filters.indexOf(filter)
-      if (i !== -1 && pending.codes[i] !== null) return true
-    }
-    return false
+    return this.subacks !== null && this.subacks.isRefused(filter)
   }
 
   /** Releases one hold and flushes what was kept back. */
@@ -254,11 +252,8 @@ export class Wire {
         if (this.inflight !== null && (type !== PUBREC || (len > 2 && out[body + 2] >= 0x80))) this.inflight.delete(id)
       } else if (type === SUBACK) {
         const id = out.readUInt16BE(body)
-        const pending = this.subacks.get(id)
-        if (pending !== undefined) {
-          this.subacks.delete(id)
-          patchSuback(out, body, end, this.protocolVersion, pending.codes)
-        }
+        const pending = this.subacks?.take(id)
+        if (pending !== undefined) patchSuback(out, body, end, this.protocolVersion, pending.codes)
       } else if (type === CONNACK && this.connackCode !== null && this.protocolVersion === 5 && len >= 2) {
         out[body + 1] = this.connackCode
         this.connackCode = null
@@ -332,7 +327,7 @@ export class Wire {
         this.protocolVersion = buf[body + 2 + nameLen]
       } else if ((type === SUBSCRIBE || type === UNSUBSCRIBE) && end <= buf.length && this.protocolVersion !== 0) {
         const pending = scanSubscribe(buf, body, end, type === SUBSCRIBE, this.protocolVersion, this.limits)
-        if (pending !== null) this.subacks.set(buf.readUInt16BE(body), pending)
+        if (pending !== null) (this.subacks ??= new PendingSubacks()).add(buf.readUInt16BE(body), pending)
       }
       if (end > buf.length) { this.skip = end - buf.length; break }
       pos = end
