@@ -289,6 +289,12 @@ export class Routing {
     if (m.properties !== undefined) packet.properties = m.properties
     // read (and forgotten) by the router's peerGroups hook when it delivers this message
     if (m.groups !== undefined) this.arriving.set(`${brokerId}/${m.brokerCounter}`, new Set(m.groups))
+    if (m.qos === 0 && !m.retain && m.properties?.messageExpiryInterval === undefined) {
+      // nothing to store or queue: straight to the router, as aedes' publish would end up
+      // doing (its other steps count and tap publishes by clients, which this is not)
+      this.node.broker.router.emit(packet, this.delivered)
+      return
+    }
     this.node.broker.aedes.publish(packet, this.delivered)
   }
 }
