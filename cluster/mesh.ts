@@ -145,9 +145,6 @@ class Link {
     }
   }
 
-  /** Bytes queued and not yet handed to the stream. */
-  get backlog (): number { return this.pendingBytes }
-
   private async flush (): Promise<void> {
     this.scheduled = false
     while (this.pending.length > 0 && !this.closed) {
@@ -417,9 +414,6 @@ export class Mesh extends EventEmitter<MeshEvents> {
   broadcast (frame: Frame): void {
     for (const name of this.peers()) this.send(name, frame)
   }
-
-  /** Bytes queued towards `name` and not yet written. */
-  backlog (name: string): number { return this.links.get(name)?.backlog ?? 0 }
 
   /** Publishes a control message on gossipsub. */
   async publishControl (message: unknown): Promise<void> {

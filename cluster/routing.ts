@@ -49,9 +49,6 @@ export class Routing {
     if (err) this.log.debug({ err }, 'forwarded message not delivered')
   }
 
-  /** Messages sent to and received from other nodes. */
-  forwarded = 0
-  received = 0
 
   constructor (private readonly node: StarlingNode, private readonly mesh: Mesh, private readonly rpc: MeshRpc, private readonly log: Logger) {}
 
@@ -80,7 +77,6 @@ export class Routing {
         this.log.warn({ err, peer: from }, 'dropped a malformed batch of forwarded messages')
       }
     })
-    this.rpc.handle('routes.snapshot', () => [...this.local.keys()])
     this.rpc.handle('retained.snapshot', () => [...this.persistence.retainedPackets()])
   }
 
@@ -92,9 +88,6 @@ export class Routing {
     this.persistence.onFilter = null
     for (const timer of this.graceTimers.values()) clearTimeout(timer)
   }
-
-  /** This node's route keys. */
-  localKeys (): string[] { return [...this.local.keys()] }
 
   peerUp (name: string): void {
     const timer = this.graceTimers.get(name)
@@ -268,13 +261,12 @@ export class Routing {
     this.outgoing = new Map()
     const brokerId: string = this.node.broker.aedes.id
     for (const [node, batch] of outgoing) {
-      if (this.mesh.sendRaw(node, FRAME_PUBLISH_BATCH, encodeBatch(brokerId, batch))) this.forwarded += batch.length
+      if (this.mesh.sendRaw(node, FRAME_PUBLISH_BATCH, encodeBatch(brokerId, batch))) this.node.metrics['messages/forward'] += batch.length
     }
   }
 
   /** Publishes a message forwarded by another node into this node's broker. */
   private deliver (brokerId: string, m: ForwardedMessage): void {
-    this.received++
     const packet: Record<string, unknown> = {
       cmd: 'publish',
       topic: m.topic,

@@ -38,7 +38,6 @@ export class Sessions {
   private readonly local = new Map<string, Entry>()
   private readonly remote = new Map<string, Map<string, Entry>>()
   private readonly unsubscribe: Array<() => void> = []
-  takeovers = 0
 
   constructor (private readonly node: StarlingNode, private readonly mesh: Mesh, private readonly rpc: MeshRpc, private readonly log: Logger) {}
 
@@ -150,7 +149,6 @@ export class Sessions {
       if (!this.mesh.isUp(node)) continue
       const taken = await this.rpc.call(node, 'session.takeover', { clientId, clean: cleanStart }, TAKEOVER_TIMEOUT_MS) as TakenSession | null
       this.setRemote(node, clientId, null)
-      this.takeovers++
       if (taken !== null && !cleanStart) {
         await this.persistence.importSession(clientId, taken.subs, taken.queued)
         this.log.info({ clientId, from: node, subscriptions: taken.subs.length, queued: taken.queued.length }, 'session taken over')

@@ -60,6 +60,7 @@ test.each([0, 1, 2] as const)('a QoS %i message published on one node reaches wi
   const gotA = collect(onA)
   const gotC = collect(onC)
   const pub = await connect(b, { protocolVersion: 5 })
+  const forwardedBefore = b.metrics['messages/forward']
   const properties = {
     userProperties: { k: 'v' },
     contentType: 'text/plain',
@@ -72,6 +73,8 @@ test.each([0, 1, 2] as const)('a QoS %i message published on one node reaches wi
   // a second message after the first: once it is in, the first can no longer be duplicated
   await pub.publishAsync(`q${qos}/1/x`, 'end', { qos })
   await waitFor(() => gotA.length >= 2 && gotC.length >= 2, 'both messages on both nodes')
+  // two messages, each sent once to a and once to c
+  expect(b.metrics['messages/forward'] - forwardedBefore).toBe(4)
   for (const got of [gotA, gotC]) {
     expect(got.map(m => m.payload.toString())).toEqual(['hello', 'end'])
     const p = got[0].packet
