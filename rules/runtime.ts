@@ -257,7 +257,12 @@ export class RuleRuntime {
       this.ruleFailed(rule, 'select_and_transform_error', `${deferred.fn}: more than ${MAX_DEFERRALS} calls waiting for an answer in one statement`, 'warn')
       return
     }
-    const again = (): void => { if (this.running) this.evaluate(rule, columns, chain, payloads, deferrals + 1) }
+    const again = (): void => {
+      if (!this.running) return
+      // the columns are shared by the event's rules: give them this rule's metadata back
+      if (rule.compiled.dialect !== 'spec') columns.metadata = rule.metadata
+      this.evaluate(rule, columns, chain, payloads, deferrals + 1)
+    }
     deferred.ready.then(again, again)
   }
 

@@ -205,6 +205,24 @@ describe('3rd-party', () => {
     expect(await ruleMetrics(id)).toMatchObject({ matched: 0, failed: 2 })
   })
 
+  it('evaluates a rule again once the answer is in, with its own metadata, beside other rules of the same event', async () => {
+    await createSchema({ name: 'xor', parser_type: '3rd-party', parser_addr: { server: service.tcpAddress }, parser_opts: { '3rd_party_opts': 'xor:k' } })
+    // rules run in id order: `a_deferred:<n>` first, then `z_after:<n>` on the same columns
+    const named = async (name: string, rawsql: string, target: string, tmpl: string): Promise<string> => {
+      const res = await api('POST', '/rules', { name, rawsql, actions: [{ name: 'republish', params: { target_topic: target, payload_tmpl: tmpl } }] })
+      expect(res.body).toMatchObject({ code: 0 })
+      return res.body.data.id
+    }
+    const id = await named('a_deferred', "SELECT schema_decode('xor', payload) as d, metadata.rule_id as rid FROM \"meta/#\"", 'meta/out', '${rid}')
+    await named('z_after', 'SELECT payload FROM "meta/#"', 'meta/other', 'other')
+    const sub = await connect(node, { clientId: 'meta-sub' })
+    await sub.subscribeAsync('meta/out')
+    const got = nextMessage(sub)
+    const pub = await connect(node, { clientId: 'meta-pub' })
+    await pub.publishAsync('meta/in', xorK('{"a":1}'))
+    expect((await got).payload.toString()).toBe(id)
+  })
+
   it('fails the rule (counted) while the service is down, within parse_timeout when it hangs, and works again when it is back', async () => {
     const own = await startCodecProcess()
     const tcp = own.tcpAddress
