@@ -62,7 +62,7 @@ export async function startServices (node: StarlingNode, init: ServicesInit, onS
   services.alarms = createAlarms(node)
   onStop(() => services.alarms.flushed()) // pending history writes, before the store closes
   await started(createOsMonitor(node, services.alarms))
-  await started(createSysService(node, { stats: services.stats.snapshot }))
+  await started(createSysService(node, { stats: services.stats.snapshot, runningNodes: () => node.rpc.nodes() }))
   await started(createSysmon(node))
   services.traces = createTraceService(node)
   await started(services.traces)

@@ -27,7 +27,7 @@ async function routed (topic: string, node: TestNode): Promise<void> {
 }
 
 beforeAll(async () => {
-  const strategy = { 'broker.shared_subscription_strategy': 'round_robin' }
+  const strategy = { 'broker.shared_subscription_strategy': 'round_robin', 'broker.sys_interval': '1s' }
   a = await startTestNode({ 'node.name': 'a@127.0.0.1', ...strategy })
   b = await startTestNode({ 'node.name': 'b@127.0.0.1', ...strategy })
   c = await startTestNode({ 'node.name': 'c@127.0.0.1', ...strategy })
@@ -48,6 +48,14 @@ test('every node sees the three nodes running, and the API lists them', async ()
   for (const n of [a, b, c]) expect(running(n)).toEqual([a.name, b.name, c.name].sort())
   const nodes = await api(c, '/nodes')
   expect(nodes.data.map((x: any) => x.node).sort()).toEqual([a.name, b.name, c.name].sort())
+})
+
+test('$SYS/brokers names every running node', async () => {
+  const sub = await connect(c)
+  const got = collect(sub)
+  await sub.subscribeAsync('$SYS/brokers', { qos: 0 })
+  const all = [a.name, b.name, c.name].sort().join()
+  await waitFor(() => got.some(m => m.payload.toString().split(',').sort().join() === all), '$SYS/brokers with the three nodes')
 })
 
 test.each([0, 1, 2] as const)('a QoS %i message published on one node reaches wildcard subscribers on the others once, with its properties', async (qos) => {
