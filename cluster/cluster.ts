@@ -112,9 +112,8 @@ export class Cluster {
 
   /** `cluster join <name>@<host>[:<port>]`. */
   async join (target: string): Promise<MemberInfo[]> {
-    const name = nameOf(target)
+    const { name, host, port } = parseNodeAddress(target)
     if (name === this.node.name) throw new ApiError(CODES.UNKNOWN, `cannot join ${target}: that is this node`)
-    const { host, port } = parseNodeAddress(target)
     this.departed.delete(name)
     try {
       await this.mesh.dial(host, port, name)
@@ -260,14 +259,6 @@ export class Cluster {
   private clearPartitionAlarm (): void {
     this.node.services.alarms?.deactivate('partitioned')
   }
-}
-
-/** `name@host` of `name@host[:port]`. */
-function nameOf (target: string): string {
-  const at = target.indexOf('@')
-  const rest = target.slice(at + 1)
-  const colon = rest.lastIndexOf(':')
-  return colon > 0 && /^\d+$/.test(rest.slice(colon + 1)) ? target.slice(0, at + 1 + colon) : target
 }
 
 /** Host and cluster port of `name@host[:port]`; throws a clear error on a bad form. */
