@@ -100,12 +100,8 @@ export class RouteTable {
     }
   }
 
-  /** Number of (node, key) pairs. */
-  get size (): number {
-    let n = 0
-    for (const keys of this.byNode.values()) n += keys.size
-    return n
-  }
+  /** True when no other node has a route (every publish stays local). */
+  get empty (): boolean { return this.entries.size === 0 }
 
   /** The entries whose filter matches `topic`. */
   match (topic: string): RouteEntry[] {

@@ -171,8 +171,10 @@ export class Routing {
    * shared groups this node delivers it to (undefined: all, no other node has members).
    */
   private forward (packet: any): Set<string> | undefined {
-    const entries = this.table.match(packet.topic)
     const retain = packet.retain === true
+    // a single node, or no route elsewhere: no lookup (and no per-topic cache entry) per message
+    if (this.table.empty && !retain) return undefined
+    const entries = this.table.match(packet.topic)
     if (entries.length === 0 && !retain) return undefined
     const targets = new Map<string, string[] | null>()
     let here: Set<string> | undefined
