@@ -11,8 +11,8 @@
  * Forwarding: a message published here is delivered here and sent once to each node with
  * a matching route, on the link (frames of one turn leave in one write). Each shared group
  * is assigned to one node holding members of it, so one member in the whole cluster gets
- * the message. A retained message goes to every node, so a later subscriber anywhere gets
- * it. The receiving node publishes the message into its own broker with the publishing
+ * the message. A retained message that changed goes to every node, so a later subscriber
+ * anywhere gets it (an unchanged one only where it has subscribers). The receiving node publishes the message into its own broker with the publishing
  * node's broker id, which marks it as forwarded: it is delivered there, never forwarded
  * again, and runs no rules there (each node runs the rules for its own events).
  */
@@ -44,6 +44,15 @@ export class Routing {
   private readonly arriving = new Map<string, Set<string>>()
   /** Messages waiting for this turn's batch, by node. */
   private outgoing = new Map<string, ForwardedMessage[]>()
+  /** Of `outgoing`, how many per node go to subscribers there (retained copies do not count). */
+  private outgoingRouted = new Map<string, number>()
+  /**
+   * The last retained message per topic copied to every peer (payload and QoS). A retained
+   * message published again unchanged (the `$SYS` rounds republish version, sysdescr and
+   * brokers every `broker.sys_interval`) is not copied again: the peers hold it already, and a
+   * peer that lacked it gets it from the link-up snapshot ({@link pullRetained}).
+   */
+  private readonly copiedRetained = new Map<string, { payload: Buffer, qos: number }>()
   private sendScheduled = false
   private readonly delivered = (err?: Error | null): void => {
     if (err) this.log.debug({ err }, 'forwarded message not delivered')
@@ -192,9 +201,23 @@ export class Routing {
         targets.set(chosen, groups)
       }
     }
-    if (retain) for (const node of this.mesh.peers()) if (!targets.has(node)) targets.set(node, null)
-    for (const [node, groups] of targets) this.send(node, packet, groups)
+    for (const [node, groups] of targets) this.send(node, packet, groups, true)
+    if (retain && this.retainedChanged(packet)) {
+      // a copy for the peers' retained stores, not a delivery: not counted in messages/forward
+      for (const node of this.mesh.peers()) if (!targets.has(node)) this.send(node, packet, null, false)
+    }
     return here
+  }
+
+  /** True (and remembered) when `packet` differs from the retained message last copied for its topic. */
+  private retainedChanged (packet: any): boolean {
+    const payload: Buffer = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload
+    const last = this.copiedRetained.get(packet.topic)
+    if (last !== undefined && last.qos === packet.qos && last.payload.equals(payload)) return false
+    // an empty payload deletes the retained message [MQTT-3.3.1-10]: nothing left to compare
+    if (payload.length === 0) this.copiedRetained.delete(packet.topic)
+    else this.copiedRetained.set(packet.topic, { payload, qos: packet.qos })
+    return true
   }
 
   /** The shared-group keys this node has for `packet`'s topic. */
@@ -235,8 +258,8 @@ export class Routing {
     }
   }
 
-  /** Adds `packet` to this turn's batch for `node`. */
-  private send (node: string, packet: any, groups: string[] | null): void {
+  /** Adds `packet` to this turn's batch for `node`; `routed`: it goes to subscribers there. */
+  private send (node: string, packet: any, groups: string[] | null, routed: boolean): void {
     const message: ForwardedMessage = {
       topic: packet.topic,
       payload: packet.payload,
@@ -250,6 +273,7 @@ export class Routing {
     let batch = this.outgoing.get(node)
     if (batch === undefined) this.outgoing.set(node, batch = [])
     batch.push(message)
+    if (routed) this.outgoingRouted.set(node, (this.outgoingRouted.get(node) ?? 0) + 1)
     if (!this.sendScheduled) {
       this.sendScheduled = true
       setImmediate(() => { this.flushOutgoing() })
@@ -260,10 +284,12 @@ export class Routing {
   private flushOutgoing (): void {
     this.sendScheduled = false
     const outgoing = this.outgoing
+    const routed = this.outgoingRouted
     this.outgoing = new Map()
+    this.outgoingRouted = new Map()
     const brokerId: string = this.node.broker.aedes.id
     for (const [node, batch] of outgoing) {
-      if (this.mesh.sendRaw(node, FRAME_PUBLISH_BATCH, encodeBatch(brokerId, batch))) this.node.metrics['messages/forward'] += batch.length
+      if (this.mesh.sendRaw(node, FRAME_PUBLISH_BATCH, encodeBatch(brokerId, batch))) this.node.metrics['messages/forward'] += routed.get(node) ?? 0
     }
   }
 

@@ -186,6 +186,55 @@ test('a retained message published on one node is seen by a subscriber on anothe
   for (const n of [a, b, c]) await waitFor(() => !n.cluster.status().some(m => m.name === d.name), `${n.name} to forget d`)
 })
 
+test('the $SYS rounds send nothing over the mesh once their retained messages are copied, and count nothing in messages/forward', async () => {
+  // sys_interval is 1s here: two rounds on every node, observed on its own metrics topic
+  const forwarded = (): number[] => [a, b, c].map(n => n.metrics['messages/forward'])
+  const batches = [0, 0, 0]
+  const restore = [a, b, c].map((n, i) => {
+    const mesh = n.cluster.mesh as any
+    const original = mesh.sendRaw
+    mesh.sendRaw = function (...args: unknown[]) { batches[i]++; return original.apply(this, args) }
+    return () => { mesh.sendRaw = original }
+  })
+  try {
+    const before = forwarded()
+    const rounds = [0, 0, 0]
+    for (const [i, n] of [a, b, c].entries()) {
+      // each node's own metrics topic, subscribed on that node: no route crosses the mesh
+      const sub = await connect(n)
+      sub.on('message', () => { rounds[i]++ })
+      await sub.subscribeAsync(`$SYS/brokers/${n.name}/metrics/messages/forward`, { qos: 0 })
+    }
+    await waitFor(() => rounds.every(r => r >= 2), 'two $SYS rounds on every node')
+    expect(forwarded()).toEqual(before)
+    expect(batches).toEqual([0, 0, 0])
+  } finally {
+    for (const r of restore) r()
+  }
+})
+
+test('a retained message published again unchanged is not copied to the peers again; a changed one is', async () => {
+  const pub = await connect(b)
+  await pub.publishAsync('copy/t', 'v1', { qos: 1, retain: true })
+  await waitFor(() => (a.broker.aedes.persistence as any).hasRetained('copy/t') && (c.broker.aedes.persistence as any).hasRetained('copy/t'), 'retained on a and c')
+  const mesh = b.cluster.mesh as any
+  const original = mesh.sendRaw
+  const sentTo: string[] = []
+  mesh.sendRaw = function (name: string, ...rest: unknown[]) { sentTo.push(name); return original.call(this, name, ...rest) }
+  try {
+    await pub.publishAsync('copy/t', 'v1', { qos: 1, retain: true })
+    await pub.publishAsync('copy/t', 'v2', { qos: 1, retain: true })
+    const onC = await connect(c)
+    const got = nextMessage(onC)
+    await waitFor(() => sentTo.length >= 2, 'the changed message copied to a and c')
+    await onC.subscribeAsync('copy/t', { qos: 1 })
+    expect((await got).payload.toString()).toBe('v2')
+    expect(sentTo.sort()).toEqual([a.name, c.name].sort())
+  } finally {
+    mesh.sendRaw = original
+  }
+})
+
 test('a rule created on one node is present on the others and fires for events on them', async () => {
   const created = await api(a, '/rules', 'POST', {
     rawsql: 'SELECT payload FROM "rule/in"',
