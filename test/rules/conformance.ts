@@ -1,5 +1,5 @@
 /**
- * The rule-engine behaviour cases (`../shared/conformance/rule-cases.json`, transcribed from
+ * The rule-engine behaviour cases (`test/rules/fixtures/rule-cases.json`, transcribed from
  * EMQ X 4.4's own tests) and a matcher for their expectations, shared by the SQL and the
  * function tests.
  *
@@ -61,8 +61,8 @@ export interface RuleCases {
   template_cases: unknown[]
 }
 
-/** Where the cases file is: `/work/shared/conformance/` beside the repository. */
-export const RULE_CASES_URL = new URL('../../../shared/conformance/rule-cases.json', import.meta.url)
+/** Where the cases file is: a copy kept in the repository (provenance in fixtures/README.md). */
+export const RULE_CASES_URL = new URL('./fixtures/rule-cases.json', import.meta.url)
 
 /** Reads and parses the cases file. */
 export function loadRuleCases (): RuleCases {

@@ -1,5 +1,5 @@
 /**
- * Every `func_cases` entry of ../shared/conformance/rule-cases.json (transcribed from EMQ X
+ * Every `func_cases` entry of test/rules/fixtures/rule-cases.json (transcribed from EMQ X
  * 4.4's emqx_rule_funcs_SUITE), run against the function table with the shared loader and
  * marker matcher (test/rules/conformance.ts): `null` is EMQ X's `undefined`, `{$bytes_hex}` a
  * binary, `{$type}` any value of a type, `{$error: true}` a raising call, `{$var}` a round-trip
