@@ -41,6 +41,7 @@ export async function main (argv: string[]): Promise<void> {
     const info = listener.info()
     console.log(`Start ${info.protocol} listener on ${info.listen_on} successfully.`)
   }
+  console.log(`Start cluster listener on ${node.cluster.mesh.listenOn} successfully.`)
   const api = managementApi(node)
   if (api !== undefined) console.log(`Start http:management listener on ${api.listenOn} successfully.`)
   console.log(`Starling ${VERSION} (${node.name}) is running now!`)

@@ -286,6 +286,12 @@ export class Mesh extends EventEmitter<MeshEvents> {
   /** The port the mesh listens on. */
   get port (): number { return Number(this.addr.split(':').pop()) }
 
+  /** Where the mesh listens (`cluster.listen`'s host, the bound port), for the start banner. */
+  get listenOn (): string {
+    const host = this.init.listen.host
+    return `${host.includes(':') ? `[${host}]` : host}:${this.port}`
+  }
+
   /** The hello this node sends. */
   hello (): Hello {
     return { name: this.name, addr: this.addr, incarnation: this.incarnation }

@@ -148,4 +148,11 @@ describe('configuration errors', () => {
     // and the console says it whatever the log level, as EMQ X does
     expect(node.stdout()).toContain(`Start mqtt:tcp listener on 127.0.0.1:${line!.port} successfully.`)
   })
+
+  it('says where the cluster listener listens at start, with the port it got for port 0', async () => {
+    const node: NodeProcess = await spawnNode({ env: { STARLING_CLUSTER__LISTEN: '127.0.0.1:0' } })
+    const banner = /Start cluster listener on 127\.0\.0\.1:(\d+) successfully\./.exec(node.stdout())
+    expect(banner).not.toBeNull()
+    expect(Number(banner![1])).toBeGreaterThan(0)
+  })
 })
