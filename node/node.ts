@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import type { Logger } from './logger.js'
 import { type StarlingConfig, resolvePath, ensureDevCertificates } from './config/index.js'
@@ -70,7 +70,9 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
   const cwd = init.cwd ?? process.cwd()
   const name = config['node.name']
   const dataDir = resolvePath(config, 'node.data_dir', cwd)
-  mkdirSync(dataDir, { recursive: true })
+  // the store holds sessions, API apps and the cluster key: readable by the node's user only
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 })
+  chmodSync(dataDir, 0o700)
   const metrics = createMetrics()
   const store = await createStore({ dir: join(dataDir, 'store'), logger })
   const cleanups: Array<() => Promise<void>> = [() => store.close()]

@@ -23,7 +23,7 @@ export const CONFIG_SCHEMA = {
   // ---- node
   'node.name': { type: 'string', default: 'starling@127.0.0.1', live: false, pattern: NODE_NAME, hint: '<name>@<host>, such as starling@127.0.0.1', doc: 'Name of this node in the cluster; unique per cluster, the host part must reach this machine.' },
   'node.cookie': { type: 'string', default: 'starlingsecretcookie', live: false, doc: 'Shared secret of the cluster: nodes with another cookie cannot connect. Change it in production.' },
-  'node.data_dir': { type: 'path', default: 'data', live: false, doc: 'Directory for the durable store, the control socket and generated secrets.' },
+  'node.data_dir': { type: 'path', default: 'data', live: false, doc: 'Directory for the durable store, the control socket and generated secrets; created 0700, its files 0600 (the node\'s user only).' },
 
   // ---- cluster
   'cluster.listen': { type: 'address', default: '0.0.0.0:4370', live: false, doc: 'Address the cluster mesh listens on for other nodes.' },

@@ -71,7 +71,7 @@ export function readLoadedPlugins (file: string): LoadedPluginEntry[] | undefine
 export function writeLoadedPlugins (file: string, entries: readonly LoadedPluginEntry[]): void {
   const tmp = `${file}.tmp`
   try {
-    writeFileSync(tmp, formatLoadedPlugins(entries))
+    writeFileSync(tmp, formatLoadedPlugins(entries), { mode: 0o600 })
     renameSync(tmp, file)
   } catch (err) {
     throw new LoadedPluginsFileError(`cannot write ${file}: ${(err as Error).message}; ` +

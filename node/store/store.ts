@@ -1,3 +1,5 @@
+import { chmodSync, mkdirSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import type { Logger } from '../logger.js'
 
@@ -79,11 +81,15 @@ const MAX_TABLES = 128
  */
 export async function createStore (init: StoreInit): Promise<Store> {
   const logger = init.logger.child({ component: 'store' })
+  mkdirSync(init.dir, { recursive: true, mode: 0o700 })
+  chmodSync(init.dir, 0o700)
   const root: RootDatabase = open({
     path: init.dir,
     noSync: true,
     maxDbs: MAX_TABLES
   })
+  // LMDB creates its files 0644 (lmdb-js takes no mode): the node's user only, as the directory
+  for (const file of readdirSync(init.dir)) chmodSync(join(init.dir, file), 0o600)
   const tables = new Map<string, LmdbTable<any>>()
   const order = new WriteOrder()
   let closed = false
