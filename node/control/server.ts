@@ -7,6 +7,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { chmod, lstat, mkdir, unlink } from 'node:fs/promises'
 import type { Logger } from '../logger.js'
+import { toApiError } from '../errors.js'
 import {
   MAX_SOCKET_PATH_BYTES, createLineReader, encodeLine, normaliseCommand, parseRequest,
   RequestFormatError, type ControlOptions, type ControlResponse
@@ -119,7 +120,10 @@ export function createControlServer (init: ControlServerInit): ControlServer {
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
       const code = numericCode(err)
-      logger.warn({ command: req.command, err }, 'control command failed')
+      // a user's mistake (unknown client, bad argument: a spec code below 500) is one line,
+      // no stack; anything else is the node's failure and keeps its stack for the operator
+      if (code !== undefined && toApiError(err).status < 500) logger.warn({ command: req.command, code, reason: message }, 'control command refused')
+      else logger.warn({ command: req.command, err }, 'control command failed')
       reply(socket, { id: req.id, ok: false, error: code === undefined ? { message } : { message, code } })
     }
   }

@@ -90,6 +90,39 @@ describe('starling-ctl listeners', () => {
   })
 })
 
+describe('a usage mistake', () => {
+  it.each([
+    [['clients', 'show', 'nobody'], /not online/],
+    [['log', 'set-level', 'verbose'], /unknown log level verbose/]
+  ])('%j is answered with the reason and logged by the node as one line without a stack', async (args, reason) => {
+    const before = node.logLines().length
+    const run = await runCtl(args, node.env)
+    expect(run.code).toBe(1)
+    expect(run.stdout + run.stderr).toMatch(reason)
+    await within(new Promise<void>(resolve => {
+      const check = (): void => {
+        if (node.logLines().length > before) resolve()
+        else setTimeout(check, 20)
+      }
+      check()
+    }), 5000, 'the node logs the refusal')
+    const logged = node.logLines().slice(before)
+    expect(logged).toHaveLength(1)
+    expect(logged[0]).toMatchObject({ msg: 'control command refused', command: args.slice(0, 2).join(' ') })
+    expect(logged[0].reason).toMatch(reason)
+    expect(JSON.stringify(logged[0])).not.toContain('stack')
+  })
+
+  it('a changed log level is logged without a second "level" field', async () => {
+    const run = await runCtl(['log', 'set-level', 'warning'], node.env)
+    expect(run.code).toBe(0)
+    await runCtl(['log', 'set-level', 'info'], node.env)
+    const raw = node.stdout().split('\n').filter(l => l.includes('log level changed'))
+    expect(raw.length).toBeGreaterThan(0)
+    for (const line of raw) expect(line.match(/"level":/g)).toHaveLength(1)
+  })
+})
+
 describe('without a running node', () => {
   it.each([['status'], ['listeners']])('%s exits with code 1 and says the node is not running', async (command) => {
     const env = { ...EPHEMERAL_ENV, STARLING_NODE__DATA_DIR: tempDir() }
