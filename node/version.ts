@@ -14,5 +14,9 @@ export function packageRoot (): string {
   }
 }
 
-/** Starling's version as in package.json, e.g. `0.1.0`. The API reports it as `v0.1.0`. */
-export const VERSION: string = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')).version
+/**
+ * Starling's version in the one form every surface shows (spec, Versioning: `v<major>.<minor>.<patch>`,
+ * as EMQ X 3.x's own versions read): package.json's `0.1.0` is `v0.1.0` in the CLI, the API,
+ * `$SYS`, plugin entries and the start banner.
+ */
+export const VERSION: string = 'v' + (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')).version as string)

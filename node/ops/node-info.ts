@@ -68,10 +68,6 @@ export const OTP_RELEASE = `Node.js ${process.version}`
 /** Acceptors reported for the management HTTP listener: Node accepts on one event loop. */
 export const MANAGEMENT_ACCEPTORS = 1
 
-/** `v0.1.0` from package.json's `0.1.0`. */
-export function versionText (): string {
-  return VERSION.startsWith('v') ? VERSION : `v${VERSION}`
-}
 
 /**
  * Bytes as EMQ X's `kmg` wrote them in the nodes list: two decimals and `G`, `M` or `K`
@@ -92,7 +88,7 @@ export function brokerInfo (node: StarlingNode): BrokerInfo {
     otp_release: OTP_RELEASE,
     sysdescr: SYSDESCR,
     uptime: formatUptime(Date.now() - node.startedAt),
-    version: versionText()
+    version: VERSION
   }
 }
 
@@ -117,7 +113,7 @@ export function nodeMonitoring (node: StarlingNode): NodeMonitoring {
     process_available: limit,
     process_used: fds?.open ?? 0,
     uptime: formatUptime(Date.now() - node.startedAt),
-    version: versionText()
+    version: VERSION
   }
 }
 

@@ -10,8 +10,8 @@ import {
   EPHEMERAL_ENV, type NodeProcess
 } from '../helpers/process.js'
 
-/** The version the node reports: package.json's. */
-const VERSION: string = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')).version
+/** The version the node reports: package.json's, in the spec's `v<major>.<minor>.<patch>` form. */
+const VERSION = 'v' + (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')).version as string)
 let node: NodeProcess
 
 beforeAll(async () => { node = await spawnNode() })
@@ -38,7 +38,7 @@ describe('starling-ctl status', () => {
     const run = await runCtl(['status'], node.env)
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
-    expect(run.stdout).toBe(`Node 'starling@127.0.0.1' is started\nstarling ${VERSION} is running\n`)
+    expect(run.stdout).toBe(`Node 'starling@127.0.0.1' is started\nstarling ${VERSION.slice(1)} is running\n`)
   })
 
   it('prints the status as JSON with --json', async () => {

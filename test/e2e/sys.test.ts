@@ -31,6 +31,7 @@ describe('$SYS/brokers/<node>/... every broker.sys_interval', () => {
     const wanted = ['version', 'uptime', 'datetime', 'sysdescr', ...STAT_NAMES.map(s => `stats/${s}`), ...METRIC_NAMES.map(m => `metrics/${m}`)]
     await waitFor(() => wanted.every(t => last(messages, p + t) !== undefined), 'a full round', 5000)
     expect(last(messages, p + 'version')!.payload.toString()).toBe(VERSION)
+    expect(VERSION).toMatch(/^v\d+\.\d+\.\d+$/)
     expect(last(messages, p + 'sysdescr')!.payload.toString()).toBe(SYSDESCR)
     expect(last(messages, p + 'uptime')!.payload.toString()).toMatch(/^\d+ seconds$|^\d+ minutes, \d+ seconds$/)
     expect(last(messages, p + 'datetime')!.payload.toString()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/)

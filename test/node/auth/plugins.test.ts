@@ -14,7 +14,7 @@ describe.each([
   it('is a plugin that is not loaded by default, as in EMQ X', () => {
     expect(def.name).toBe(name)
     expect(def.loadedByDefault).toBe(false)
-    expect(def.version).toMatch(/^\d+\.\d+\.\d+/)
+    expect(def.version).toMatch(/^v\d+\.\d+\.\d+/)
   })
 
   it('ships a config file with the defaults: salted sha256, priority 0, no preset entries', () => {
