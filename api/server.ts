@@ -1,7 +1,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import { readFileSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import express, { type NextFunction, type Request, type Response } from 'express'
 import passport from 'passport'
 import { BasicStrategy } from 'passport-http'
@@ -125,7 +125,19 @@ export async function startApiServer (node: StarlingNode, routes: RouteDef[], ap
   const address = cfg['management.listener.http']
   const https_ = cfg['management.listener.https']
   const servers: http.Server[] = []
+  let open = 0
+  // `management.listener.http.max_conns` over HTTP and HTTPS together, read per connection so a
+  // change through the configs API applies at once; a connection over it is closed unanswered
+  const limit = (socket: Socket): void => {
+    if (open >= node.config['management.listener.http.max_conns']) {
+      socket.destroy()
+      return
+    }
+    open++
+    socket.once('close', () => { open-- })
+  }
   const listen = async (server: http.Server, host: string, port: number): Promise<number> => {
+    server.on('connection', limit)
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(port, host, () => { server.off('error', reject); resolve() })
@@ -150,7 +162,7 @@ export async function startApiServer (node: StarlingNode, routes: RouteDef[], ap
     port,
     protocol: 'http:management',
     listenOn: `${address.host}:${port}`,
-    connections: () => servers.reduce((n, s) => n + ((s as any)._connections ?? 0), 0),
+    connections: () => open,
     stop: async () => {
       await Promise.all(servers.map(s => new Promise<void>(resolve => {
         s.close(() => resolve())

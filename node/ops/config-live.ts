@@ -48,6 +48,7 @@ const BROKER_KEYS = [
 const ACL_KEYS = ['acl_nomatch', 'acl_file', 'enable_acl_cache', 'acl_cache_max_size', 'acl_cache_ttl', 'acl_deny_action'] as const
 const READ_KEYS = [
   'mqtt.max_mqueue_len', 'mqtt.max_subscriptions', 'mqtt.max_awaiting_rel', 'sysmon.large_heap',
+  'management.listener.http.max_conns',
   'os_mon.cpu_high_watermark', 'os_mon.cpu_low_watermark', 'os_mon.sysmem_high_watermark',
   'os_mon.procmem_high_watermark', 'vm_mon.process_high_watermark', 'vm_mon.process_low_watermark'
 ] as const

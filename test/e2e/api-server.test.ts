@@ -1,4 +1,7 @@
-import { startTestNode, API_AUTH, type TestNode } from '../helpers/node.js'
+import net from 'node:net'
+import http from 'node:http'
+import { once } from 'node:events'
+import { startTestNode, API_AUTH, waitFor, type TestNode } from '../helpers/node.js'
 import { managementApi } from '../../api/plugin.js'
 
 let node: TestNode
@@ -51,5 +54,61 @@ describe('management API server', () => {
     await node.services.plugins.load('svc_management')
     base = `http://127.0.0.1:${managementApi(node)!.port}/api/v3`
     expect((await fetch(`${base}/`, { headers: { authorization: API_AUTH } })).status).toBe(200)
+  })
+})
+
+describe('management.listener.http.max_conns', () => {
+  let limited: TestNode
+  beforeAll(async () => { limited = await startTestNode({ 'management.listener.http.max_conns': '3' }) })
+  afterAll(async () => { await limited.destroy() })
+
+  /** One API request on its own connection, closed after the answer (no keep-alive pool). */
+  async function request (port: number, method: string, path: string, body?: unknown): Promise<{ status: number, json: any }> {
+    const req = http.request({ host: '127.0.0.1', port, method, path: `/api/v3${path}`, agent: false, headers: { authorization: API_AUTH, 'content-type': 'application/json', connection: 'close' } })
+    req.end(body === undefined ? undefined : JSON.stringify(body))
+    const [res] = await once(req, 'response') as [http.IncomingMessage]
+    const chunks: Buffer[] = []
+    for await (const chunk of res) chunks.push(chunk as Buffer)
+    return { status: res.statusCode!, json: JSON.parse(Buffer.concat(chunks).toString()) }
+  }
+
+  /** Opens a raw TCP connection to the API and resolves once it is accepted or closed. */
+  async function open (port: number): Promise<net.Socket> {
+    const socket = net.connect(port, '127.0.0.1')
+    await once(socket, 'connect')
+    return socket
+  }
+
+  it('closes connections beyond the limit unanswered and accepts again once one is gone', async () => {
+    const port = managementApi(limited)!.port
+    const held = [await open(port), await open(port), await open(port)]
+    try {
+      await waitFor(() => managementApi(limited)!.connections() === 3, 'three API connections open')
+      const extra = await open(port)
+      await once(extra, 'close')
+      expect(managementApi(limited)!.connections()).toBe(3)
+      held.pop()!.destroy()
+      await waitFor(() => managementApi(limited)!.connections() === 2, 'one API connection gone')
+      expect((await request(port, 'GET', '/')).status).toBe(200)
+    } finally {
+      for (const s of held) s.destroy()
+    }
+  })
+
+  it('follows a change of the limit through the configs API without a restart', async () => {
+    const port = managementApi(limited)!.port
+    const answer = (await request(port, 'PUT', '/configs/starling', { 'management.listener.http.max_conns': 5 })).json
+    expect(answer.code).toBe(0)
+    expect(answer.data[0].applied).toContain('management.listener.http.max_conns')
+    expect(limited.config['management.listener.http.max_conns']).toBe(5)
+    await waitFor(() => managementApi(limited)!.connections() === 0, 'the PUT connection closed')
+    const held = await Promise.all([1, 2, 3, 4, 5].map(async () => await open(port)))
+    try {
+      const extra = await open(port)
+      await once(extra, 'close')
+      expect(managementApi(limited)!.connections()).toBe(5)
+    } finally {
+      for (const s of held) s.destroy()
+    }
   })
 })
