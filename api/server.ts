@@ -8,6 +8,7 @@ import { BasicStrategy } from 'passport-http'
 import type { StarlingNode } from '../node/node.js'
 import type { AppsService } from '../node/apps/apps.js'
 import { ApiError, CODES, toApiError } from '../node/errors.js'
+import { ListenError } from '../node/listen-error.js'
 import { fullPath, type ApiResult, type RouteDef } from './route-table.js'
 import { bodyValidator } from './validate.js'
 import { openApiDocument } from './openapi.js'
@@ -155,7 +156,8 @@ export async function startApiServer (node: StarlingNode, routes: RouteDef[], ap
     }
   } catch (err: any) {
     for (const s of servers) s.close()
-    throw new Error(`cannot start the management API on ${address.text}: ${err.message}`)
+    const key = servers.length === 0 ? 'management.listener.http' : 'management.listener.https'
+    throw new ListenError(key, servers.length === 0 ? address.text : https_.text, err)
   }
   node.logger.info({ protocol: 'http:management', host: address.host, port }, 'listener started')
   return {

@@ -13,6 +13,7 @@ import { MqttListener, type ListenerSpec, type ListenerInfo } from './mqtt/liste
 import { createMetrics, type Metrics } from './metrics.js'
 import { createControlServer, controlSocketPath, type ControlServer } from './control/index.js'
 import { VERSION } from './version.js'
+import { ListenError } from './listen-error.js'
 import { HooksBus } from './hooks.js'
 import { startServices, type NodeServices } from './services.js'
 import { NodeRpc } from './rpc.js'
@@ -107,7 +108,7 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
       ;(node as { cluster: Cluster }).cluster = await startCluster(node)
     } catch (err: any) {
       const listen = config['cluster.listen'] as { host: string, port: number }
-      throw new Error(`cannot start the cluster mesh on ${listen.host}:${listen.port} (cluster.listen): ${err.message}`)
+      throw new ListenError('cluster.listen', `${listen.host}:${listen.port}`, err)
     }
     cleanups.unshift(() => node.cluster.stop())
     // accept clients last: every service (ACL, banned list, packet tap) applies to the first one
@@ -115,7 +116,8 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
       try {
         await listener.start()
       } catch (err: any) {
-        throw new Error(`cannot start the ${listener.spec.protocol} listener on ${listener.spec.host}:${listener.spec.port}: ${err.message}`)
+        // the key of each MQTT listener: listener.tcp.external for mqtt:tcp, and so on
+        throw new ListenError(`listener.${listener.spec.protocol.slice('mqtt:'.length)}.external`, `${listener.spec.host}:${listener.spec.port}`, err)
       }
       cleanups.unshift(() => listener.stop())
     }

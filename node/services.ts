@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import type { StarlingNode } from './node.js'
 import { createAclService, type AclService } from './acl/index.js'
 import { createBannedService, registerBannedControl, type BannedService } from './banned/index.js'
+import { ListenError } from './listen-error.js'
 import { createPluginManager, registerPluginControl, CORE_PLUGINS, type PluginManager } from './plugins/index.js'
 import { svcAuthClientid, svcAuthUsername } from './auth/index.js'
 import { createStats, type Stats } from './stats.js'
@@ -86,6 +87,10 @@ export async function startServices (node: StarlingNode, init: ServicesInit, onS
   })
   const failed = await services.plugins.start()
   onStop(() => services.plugins.stop())
+  // a plugin's listener that cannot bind (the management API) stops the start, as the MQTT
+  // and cluster listeners do: a node must not say it runs without the listeners it was given
+  const unbound = failed.find(err => err.cause instanceof ListenError)
+  if (unbound !== undefined) throw unbound.cause as ListenError
   for (const err of failed) node.logger.error({ err, plugin: err.plugin }, 'a plugin could not be loaded')
   unregister(registerPluginControl(node, services.plugins))
   return services

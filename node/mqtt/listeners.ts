@@ -81,6 +81,9 @@ export class MqttListener {
         maxPayload: 256 * 1024 * 1024,
         handleProtocols: (protocols) => MQTT_WS_PROTOCOLS.find(p => protocols.has(p)) ?? false
       })
+      // ws re-emits its server's errors (a failed bind included) on itself: the bind failure
+      // is answered by start()'s rejection, later ones are logged below
+      this.wss.on('error', () => {})
       this.wss.on('connection', (ws, req) => {
         const tlsSocket = req.socket as tls.TLSSocket
         if (spec.protocol === 'mqtt:wss' && !this.checkPeer(tlsSocket)) { ws.terminate(); return }

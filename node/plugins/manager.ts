@@ -11,6 +11,7 @@ import type { PluginDefinition, PluginInstance } from './types.js'
 import {
   PluginAlreadyStartedError, PluginLoadError, PluginNotFoundError, PluginNotStartedError
 } from './errors.js'
+import { ListenError } from '../listen-error.js'
 import { LOADED_PLUGINS_FILE, readLoadedPlugins, writeLoadedPlugins, type LoadedPluginEntry } from './loaded-plugins.js'
 
 /** A plugin as the spec's Plugin resource shows it (API and `plugins list`). */
@@ -208,7 +209,8 @@ export function createPluginManager (init: PluginManagerInit): PluginManager {
         await activate(slot, configFor(slot))
       } catch (err) {
         const failure = err instanceof PluginLoadError ? err : new PluginLoadError(slot.def.name, err)
-        log.error({ err: failure.cause, plugin: slot.def.name }, failure.message)
+        // a listener that cannot bind stops the node's start, which says so in one line
+        if (!(failure.cause instanceof ListenError)) log.error({ err: failure.cause, plugin: slot.def.name }, failure.message)
         failures.push(failure)
       }
     }

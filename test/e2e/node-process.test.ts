@@ -2,6 +2,7 @@
  * The node as an operator runs it: `node bin/starling` as a child process, signals, restarts
  * on the same data directory, and configuration errors. Needs `dist/` (`npm run build`).
  */
+import net from 'node:net'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { MqttClient } from 'mqtt'
@@ -123,6 +124,26 @@ describe('configuration errors', () => {
     expect(lines).toHaveLength(1)
     expect(lines[0]).toContain('listener.tcp.external.bogus_knob')
     expect(run.stdout).not.toContain('listener started')
+  })
+
+  it.each([
+    'listener.tcp.external', 'listener.ssl.external', 'listener.ws.external', 'listener.wss.external',
+    'management.listener.http', 'cluster.listen'
+  ])('stops the start when %s cannot bind: exit code 1 and one line naming the key, the address and the reason', async (key) => {
+    const taken = net.createServer()
+    await new Promise<void>(resolve => taken.listen(0, '127.0.0.1', resolve))
+    const address = `127.0.0.1:${(taken.address() as net.AddressInfo).port}`
+    try {
+      const variable = 'STARLING_' + key.toUpperCase().replace(/\./g, '__')
+      const run = await runProgram('bin/starling', [], { ...EPHEMERAL_ENV, STARLING_NODE__DATA_DIR: tempDir(), [variable]: address }, 15000)
+      expect(run.code).toBe(1)
+      expect(errorLines(run.stderr)).toEqual([`starling: cannot listen on ${address} (${key}): address already in use`])
+      // nothing says it runs, and no stack or library advice reaches the operator
+      expect(run.stdout).not.toContain('is running now')
+      expect(run.stdout + run.stderr).not.toMatch(/\bat \S+ \(|faultTolerance/)
+    } finally {
+      taken.close()
+    }
   })
 
   it('refuses a bad value from the environment: exit code 1 and one stderr line naming the key and the value', async () => {
