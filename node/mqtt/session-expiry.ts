@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js'
 import type { StorePersistence } from './persistence.js'
+import { willPublish } from './will.js'
 
 /** setTimeout's longest delay; longer expiries are re-armed in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -33,7 +34,7 @@ export class SessionExpiry {
   async start (): Promise<void> {
     let wills = 0
     for await (const will of this.persistence.streamWill({})) {
-      await new Promise<void>(resolve => this.aedes.publish({ ...will, cmd: 'publish' }, () => resolve()))
+      await new Promise<void>(resolve => this.aedes.publish({ ...willPublish(will), cmd: 'publish' }, () => resolve()))
       await this.persistence.delWill({ id: will.clientId })
       wills++
     }
