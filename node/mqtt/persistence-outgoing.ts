@@ -17,6 +17,22 @@ interface OutgoingEntry extends OutgoingRecord { key: string, write?: Promise<vo
 export interface QueueTarget { clientId: string, topic?: string, qos?: number, rap?: boolean }
 
 /**
+ * How an away session's queue is bounded (`mqtt.max_mqueue_len`), read at each enqueue so
+ * that a changed setting applies at once.
+ */
+export interface QueuePolicy {
+  /** Messages not yet sent an away session keeps; 0 = no limit. */
+  maxLen: () => number
+  /** Whether the client of this session is connected (its queue then only holds in-flight messages). */
+  online: (clientId: string) => boolean
+  /** A queued message was dropped to make room (the oldest not yet sent goes, as in EMQ X). */
+  dropped: (clientId: string, packet: StoredPacket) => void
+}
+
+/** No limit, no one told: what a persistence gets until the broker sets its policy. */
+const UNBOUNDED: QueuePolicy = { maxLen: () => 0, online: () => false, dropped: () => {} }
+
+/**
  * The outgoing QoS 1/2 queues of persistent sessions: in memory, in order, written through
  * to the `outgoing` table under `<client>/<seq>` keys. Entries are matched the way
  * aedes-persistence matches them (brokerId + brokerCounter, else packet identifier).
@@ -25,7 +41,11 @@ export interface QueueTarget { clientId: string, topic?: string, qos?: number, r
  */
 export class OutgoingQueues {
   private readonly queues = new Map<string, OutgoingEntry[]>()
+  /** Messages dropped from each session's queue since the session began (`mqueue_dropped`). */
+  private readonly droppedCounts = new Map<string, number>()
   private seq = 0
+  /** Set by the broker; see {@link QueuePolicy}. */
+  policy: QueuePolicy = UNBOUNDED
 
   constructor (private readonly table: StoreTable<OutgoingRecord>, private readonly log: Logger) {}
 
@@ -46,21 +66,50 @@ export class OutgoingQueues {
    * lower of the packet's and the subscription's QoS [MQTT-3.8.4-8] and a cleared RETAIN
    * flag unless the subscription has Retain As Published [MQTT-3.3.1-9]. A client with two
    * matching subscriptions gets two entries, as aedes expects: its dedupe clears one.
+   * An away session's queue holds at most `policy.maxLen` messages not yet sent: beyond it
+   * the oldest of them is dropped (EMQ X's mqueue does the same).
    */
   enqueue (targets: QueueTarget[], packet: Record<string, any>): Promise<unknown> {
     const stored = toQueuedPacket(packet)
-    const writes = new Array<Promise<void>>(targets.length)
+    const writes = new Array<Promise<unknown>>(targets.length)
+    const maxLen = this.policy.maxLen()
     for (let i = 0; i < targets.length; i++) {
       const target = targets[i]
       const queued = i === 0 ? stored : copyStoredPacket(stored)
-      if (target.qos !== undefined && target.qos > 0 && target.qos < (queued.qos ?? 0)) queued.qos = target.qos
+      if (target.qos !== undefined && target.qos < (queued.qos ?? 0)) queued.qos = target.qos
       if (target.topic !== undefined && target.rap !== true && queued.retain === true) queued.retain = false
       const seq = ++this.seq
       const entry: OutgoingEntry = { clientId: target.clientId, seq, key: outgoingKey(target.clientId, seq), packet: queued }
-      this.queueOf(target.clientId).push(entry)
+      const queue = this.queueOf(target.clientId)
+      queue.push(entry)
       writes[i] = this.write(entry)
+      if (maxLen > 0 && queue.length > maxLen && !this.policy.online(target.clientId)) {
+        const drop = this.dropOldest(target.clientId, queue, maxLen)
+        if (drop !== undefined) writes[i] = Promise.all([writes[i], drop])
+      }
     }
     return Promise.all(writes)
+  }
+
+  /**
+   * Drops the oldest unsent message once more than `maxLen` wait in `queue` (in-flight ones,
+   * sent before the client left, and PUBRELs are not counted and stay).
+   */
+  private dropOldest (clientId: string, queue: OutgoingEntry[], maxLen: number): Promise<void> | undefined {
+    let unsent = 0
+    let oldest = -1
+    for (let i = 0; i < queue.length; i++) {
+      const packet = queue[i].packet
+      if (packet.messageId === undefined && packet.cmd !== 'pubrel') {
+        if (oldest === -1) oldest = i
+        unsent++
+      }
+    }
+    if (unsent <= maxLen) return undefined
+    const [entry] = queue.splice(oldest, 1)
+    this.droppedCounts.set(clientId, (this.droppedCounts.get(clientId) ?? 0) + 1)
+    this.policy.dropped(clientId, entry.packet)
+    return this.logged(this.table.del(entry.key), clientId)
   }
 
   /**
@@ -79,6 +128,8 @@ export class OutgoingQueues {
       if (queued.brokerId === packet.brokerId) {
         if (queued.brokerCounter === packet.brokerCounter) {
           if (queued.messageId === packet.messageId) return await entry.write
+          // a queued QoS 0 message is done once sent: no acknowledgement will clear it
+          if (queued.messageId === undefined && queued.qos === 0) return await this.remove(clientId, entry)
           if (queued.messageId === undefined) return await this.setMessageId(entry, packet.messageId)
           sameCounter ??= entry
         }
@@ -96,6 +147,7 @@ export class OutgoingQueues {
 
   /** Removes every queued packet of a client (its session ended). */
   async drop (clientId: string): Promise<void> {
+    this.droppedCounts.delete(clientId)
     const queue = this.queues.get(clientId)
     if (queue === undefined) return
     this.queues.delete(clientId)
@@ -133,12 +185,29 @@ export class OutgoingQueues {
     return this.queues.keys()
   }
 
-  /** Queue length, and how many of those were sent with an identifier and await an ack. */
-  stats (clientId: string): { queued: number, inflight: number } {
+  /**
+   * Queue length, how many of those were sent with an identifier and await an ack, and how
+   * many messages the queue dropped since the session began.
+   */
+  stats (clientId: string): { queued: number, inflight: number, dropped: number } {
     const queue = this.queues.get(clientId) ?? []
     let inflight = 0
     for (const entry of queue) if (entry.packet.messageId !== undefined) inflight++
-    return { queued: queue.length, inflight }
+    return { queued: queue.length, inflight, dropped: this.droppedCounts.get(clientId) ?? 0 }
+  }
+
+  /** Forgets the drop count of a session that ended while its queue was empty. */
+  forget (clientId: string): void {
+    this.droppedCounts.delete(clientId)
+  }
+
+  private async remove (clientId: string, entry: OutgoingEntry): Promise<void> {
+    const queue = this.queues.get(clientId)
+    const i = queue?.indexOf(entry) ?? -1
+    if (queue === undefined || i === -1) return
+    queue.splice(i, 1)
+    if (queue.length === 0) this.queues.delete(clientId)
+    await this.logged(this.table.del(entry.key), clientId)
   }
 
   private queueOf (clientId: string): OutgoingEntry[] {

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js'
 import type { Store, StoreTable } from '../store/index.js'
 import { incomingKey, nameKey, sameSubscription, toStoredPacket, toStoredSubscription, type StoredPacket, type StoredSubscription } from './persistence-codec.js'
 import { OutgoingQueues, type OutgoingRecord, type QueueTarget } from './persistence-outgoing.js'
+import { OfflineQueue } from './offline-queue.js'
 
 export type { StoredPacket, StoredSubscription } from './persistence-codec.js'
 
@@ -22,6 +23,8 @@ export interface PersistentSessionInfo {
   queued: number
   /** Of `queued`, the ones already sent with a packet identifier and not yet acknowledged. */
   inflight: number
+  /** Messages dropped from the queue because it was full (`mqueue_dropped`). */
+  dropped: number
 }
 
 /** Store table names used by the MQTT persistence. */
@@ -38,8 +41,11 @@ export interface StorePersistenceInit { store: Store, logger: Logger }
 
 interface SubscriptionsRecord { clientId: string, subs: Record<string, StoredSubscription> }
 interface IncomingRecord { clientId: string, packet: StoredPacket }
-/** A packet kept in memory; `persisted` when it belongs to a persistent session. */
-interface Held { packet: StoredPacket, persisted: boolean }
+/**
+ * A packet kept in memory; `persisted` when it belongs to a persistent session; `at` (ms)
+ * when an incoming QoS 2 message began awaiting its PUBREL (`mqtt.await_rel_timeout`).
+ */
+interface Held { packet: StoredPacket, persisted: boolean, at?: number }
 
 /**
  * aedes persistence that keeps everything in memory (aedes-persistence's implementation,
@@ -64,7 +70,12 @@ export class StorePersistence extends MemoryPersistence {
   private readonly sessionSubs = new Map<string, Map<string, StoredSubscription>>()
   /** Last subscriptions write per client: a no-op add/remove still waits for it. */
   private readonly subsWrites = new Map<string, Promise<void>>()
-  private readonly outgoing: OutgoingQueues
+  /** @internal the queues; the broker sets their {@link OutgoingQueues.policy}. */
+  readonly outgoing: OutgoingQueues
+  /** Every subscription of persistent sessions, for queueing QoS 0 (see offline-queue.ts). */
+  readonly offlineQueue = new OfflineQueue()
+  /** Messages aedes queued for persistent sessions: not "no subscribers" when none is online. */
+  private readonly queuedPackets = new WeakSet<object>()
   private readonly incoming = new Map<string, Map<number, Held>>()
   private readonly wills = new Map<string, Held>()
   private loaded = false
@@ -99,7 +110,10 @@ export class StorePersistence extends MemoryPersistence {
     }
     for (const [, record] of this.subsTable.entries()) {
       this.sessionSubs.set(record.clientId, new Map(Object.entries(record.subs)))
-      for (const topic of Object.keys(record.subs)) this.countFilter(topic, 1)
+      for (const [topic, sub] of Object.entries(record.subs)) {
+        this.countFilter(topic, 1)
+        this.offlineQueue.add(record.clientId, topic, sub)
+      }
       await super.addSubscriptions({ id: record.clientId }, Object.entries(record.subs).map(([topic, sub]) => ({ topic, ...sub })))
     }
     maxCounter = Math.max(maxCounter, this.outgoing.load())
@@ -141,6 +155,7 @@ export class StorePersistence extends MemoryPersistence {
       if (!sameSubscription(record.get(sub.topic), stored)) {
         if (!record.has(sub.topic)) this.countFilter(sub.topic, 1)
         record.set(sub.topic, stored)
+        this.offlineQueue.add(client.id, sub.topic, stored)
         changed = true
       }
     }
@@ -155,7 +170,10 @@ export class StorePersistence extends MemoryPersistence {
     let changed = false
     for (const topic of topics) {
       const removed = record?.delete(topic) ?? false
-      if (removed) this.countFilter(topic, -1)
+      if (removed) {
+        this.countFilter(topic, -1)
+        this.offlineQueue.remove(client.id, topic)
+      }
       changed = removed || changed
     }
     await Promise.all([memory, changed ? this.writeSubscriptions(client.id) : this.subsWrites.get(client.id)])
@@ -166,8 +184,12 @@ export class StorePersistence extends MemoryPersistence {
     const writes: Array<Promise<void> | undefined> = [super.cleanSubscriptions(client)]
     const record = this.sessionSubs.get(client.id)
     if (record !== undefined) {
-      for (const topic of record.keys()) this.countFilter(topic, -1)
+      for (const topic of record.keys()) {
+        this.countFilter(topic, -1)
+        this.offlineQueue.remove(client.id, topic)
+      }
       this.sessionSubs.delete(client.id)
+      this.outgoing.forget(client.id)
       writes.push(this.writeSubscriptions(client.id))
     }
     const held = this.incoming.get(client.id)
@@ -186,7 +208,14 @@ export class StorePersistence extends MemoryPersistence {
 
   /** See {@link OutgoingQueues.enqueue}: QoS and RETAIN are fitted to each subscription. */
   override async outgoingEnqueueCombi (subs: QueueTarget[], packet: Record<string, any>): Promise<void> {
-    if (subs.length > 0) await this.outgoing.enqueue(subs, packet)
+    if (subs.length === 0) return
+    this.queuedPackets.add(packet)
+    await this.outgoing.enqueue(subs, packet)
+  }
+
+  /** Whether aedes queued `packet` (the very object it routes) for a persistent session. */
+  wasQueued (packet: object): boolean {
+    return this.queuedPackets.has(packet)
   }
 
   override outgoingUpdate (client: PersistenceClient, packet: Record<string, any>): Promise<void> {
@@ -204,7 +233,7 @@ export class StorePersistence extends MemoryPersistence {
   override async incomingStorePacket (client: PersistenceClient, packet: Record<string, any>): Promise<void> {
     const stored = toStoredPacket(packet)
     const persisted = client.clean === false
-    this.incomingOf(client.id).set(packet.messageId, { packet: stored, persisted })
+    this.incomingOf(client.id).set(packet.messageId, { packet: stored, persisted, at: Date.now() })
     if (persisted) {
       await this.logged(this.incomingTable.put(incomingKey(client.id, packet.messageId), { clientId: client.id, packet: stored }), 'incoming', client.id)
     }
@@ -223,6 +252,39 @@ export class StorePersistence extends MemoryPersistence {
     packets.delete(packet.messageId)
     if (packets.size === 0) this.incoming.delete(client.id)
     if (held.persisted) await this.logged(this.incomingTable.del(incomingKey(client.id, packet.messageId)), 'incoming', client.id)
+  }
+
+  /** Incoming QoS 2 messages of `clientId` awaiting their PUBREL (`awaiting_rel`). */
+  awaitingRel (clientId: string): number {
+    return this.incoming.get(clientId)?.size ?? 0
+  }
+
+  /** Whether the incoming QoS 2 message `messageId` of `clientId` awaits its PUBREL. */
+  isAwaitingRel (clientId: string, messageId: number): boolean {
+    return this.incoming.get(clientId)?.has(messageId) ?? false
+  }
+
+  /**
+   * Forgets the incoming QoS 2 messages received before `before` (ms) and still awaiting
+   * their PUBREL (`mqtt.await_rel_timeout`); returns them. A late PUBREL gets its PUBCOMP all
+   * the same (aedes answers a PUBREL it has no state for), as in EMQ X.
+   */
+  async expireAwaitingRel (before: number): Promise<StoredPacket[]> {
+    const expired: StoredPacket[] = []
+    const writes: Array<Promise<void>> = []
+    for (const [clientId, packets] of this.incoming) {
+      for (const [messageId, held] of packets) {
+        // restored from the store: awaiting since the load, when no time was recorded
+        held.at ??= Date.now()
+        if (held.at >= before) continue
+        packets.delete(messageId)
+        expired.push(held.packet)
+        if (held.persisted) writes.push(this.logged(this.incomingTable.del(incomingKey(clientId, messageId)), 'incoming', clientId))
+      }
+      if (packets.size === 0) this.incoming.delete(clientId)
+    }
+    await Promise.all(writes)
+    return expired
   }
 
   /** Stores a will, tagged with this broker and the client as aedes-persistence does. */

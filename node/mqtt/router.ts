@@ -88,8 +88,14 @@ export class MessageRouter {
   localBrokerId = ''
   /** Called for every client-visible message published on this node, before delivery. */
   onPublish: ((packet: any) => void) | null = null
-  /** Called for a client-visible message that matched no local subscriber. */
+  /** Called for a client-visible message that matched no local subscriber and was queued for no session. */
   onNoSubscribers: ((packet: any) => void) | null = null
+  /**
+   * Set by the broker: queues client-visible messages at QoS 0 for away persistent sessions
+   * (`mqtt.mqueue_store_qos0`), asked only while it holds subscriptions (`size > 0`), and
+   * tells which messages aedes itself queued for them.
+   */
+  offline: { size: number, enqueue: (packet: any) => boolean, wasQueued: (packet: object) => boolean } | null = null
   /**
    * Set by the cluster: called when a cluster route key appears or disappears on this node.
    * A key is a filter with plain subscribers, or `$share/<group>/<filter>` for a shared
@@ -204,7 +210,10 @@ export class MessageRouter {
       } else {
         assigned = this.peerGroups?.(packet) ?? NO_GROUPS
       }
-      if (matched.length === 0 && this.onNoSubscribers !== null) this.onNoSubscribers(packet)
+      const offline = this.offline
+      let queued = false
+      if (offline !== null && offline.size > 0) queued = offline.enqueue(packet) || (packet.qos > 0 && offline.wasQueued(packet))
+      if (matched.length === 0 && !queued && this.onNoSubscribers !== null) this.onNoSubscribers(packet)
     }
     if (matched.length === 0) { callback(); return this }
     const state = new EmitState(callback)

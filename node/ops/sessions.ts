@@ -38,7 +38,7 @@ export interface Session {
   max_mqueue: number
   /** `mqtt.max_subscriptions`. */
   max_subscriptions: number
-  /** Always 0: a queue that is full is not dropped from (see docs/api.md). */
+  /** Messages dropped from the session's queue because it was full (`mqtt.max_mqueue_len`). */
   mqueue_dropped: number
   /** Messages queued for the client and not yet sent. */
   mqueue_len: number
@@ -90,14 +90,13 @@ function intConfig (node: StarlingNode, key: string): number {
 }
 
 /** The session fields every session of `node` shares: the limits from the configuration. */
-function limits (node: StarlingNode): Pick<Session, 'binding' | 'max_awaiting_rel' | 'max_inflight' | 'max_mqueue' | 'max_subscriptions' | 'mqueue_dropped' | 'node'> {
+function limits (node: StarlingNode): Pick<Session, 'binding' | 'max_awaiting_rel' | 'max_inflight' | 'max_mqueue' | 'max_subscriptions' | 'node'> {
   return {
     binding: 'local',
     max_awaiting_rel: intConfig(node, 'mqtt.max_awaiting_rel'),
     max_inflight: intConfig(node, 'mqtt.max_inflight'),
     max_mqueue: intConfig(node, 'mqtt.max_mqueue_len'),
     max_subscriptions: intConfig(node, 'mqtt.max_subscriptions'),
-    mqueue_dropped: 0,
     node: node.name
   }
 }
@@ -119,7 +118,7 @@ function connectedSession (node: StarlingNode, client: any, stored: PersistentSe
   const connectedAt = state !== undefined && state.connectedAt > 0 ? state.connectedAt : Date.now()
   return {
     ...limits(node),
-    awaiting_rel_len: wire?.inflightIn ?? 0,
+    awaiting_rel_len: node.broker.aedes.persistence?.awaitingRel?.(client.id) ?? 0,
     clean_start: state?.cleanStart ?? client.clean !== false,
     client_id: client.id,
     created_at: formatDatetime(new Date(record?.createdAt ?? connectedAt)),
@@ -129,6 +128,7 @@ function connectedSession (node: StarlingNode, client: any, stored: PersistentSe
     heap_size: bufferedBytes(wire),
     inflight_len: inflight,
     mailbox_len: 0,
+    mqueue_dropped: stored?.dropped ?? 0,
     mqueue_len: mqueue,
     reductions: wire !== undefined ? wire.counters.recvPkt + wire.counters.sendPkt : 0,
     subscriptions_count: Object.keys(client.subscriptions ?? {}).length,
@@ -140,7 +140,7 @@ function awaySession (node: StarlingNode, stored: PersistentSessionInfo, record:
   const mqueue = stored.queued - stored.inflight
   return {
     ...limits(node),
-    awaiting_rel_len: 0,
+    awaiting_rel_len: node.broker.aedes.persistence?.awaitingRel?.(stored.clientId) ?? 0,
     clean_start: false,
     client_id: stored.clientId,
     // restored from the store after a restart: began (for this node) when the node started
@@ -151,6 +151,7 @@ function awaySession (node: StarlingNode, stored: PersistentSessionInfo, record:
     heap_size: 0,
     inflight_len: stored.inflight,
     mailbox_len: 0,
+    mqueue_dropped: stored.dropped,
     mqueue_len: mqueue,
     reductions: 0,
     subscriptions_count: stored.subscriptions,

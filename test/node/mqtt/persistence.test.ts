@@ -169,7 +169,7 @@ describe('store persistence with aedes', () => {
     await pub.publishAsync('q/a', 'm2', { qos: 2 })
     await pub.publishAsync('q/a', 'm3', { qos: 1 })
     await done
-    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId: 'sub311', subscriptions: 1, queued: 3, inflight: 0 }])
+    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId: 'sub311', subscriptions: 1, queued: 3, inflight: 0, dropped: 0 }])
     await node.stop()
 
     node = await startNode()
@@ -188,7 +188,7 @@ describe('store persistence with aedes', () => {
     // The QoS 2 message is sent at the subscription's QoS 1 [MQTT-3.8.4-8].
     expect(again.received.map((m) => m.packet.qos)).toEqual([1, 1, 1, 1])
     await allAcked
-    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId: 'sub311', subscriptions: 1, queued: 0, inflight: 0 }])
+    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId: 'sub311', subscriptions: 1, queued: 0, inflight: 0, dropped: 0 }])
     await node.store.flushed()
     expect(node.store.table(PERSISTENCE_TABLES.outgoing).count()).toBe(0)
   })
@@ -259,7 +259,7 @@ describe('store persistence with aedes', () => {
     const { messageId } = await raw.next('publish') as mqttPacket.IPublishPacket
     raw.send({ cmd: 'pubrec', messageId })
     expect(await raw.next('pubrel')).toMatchObject({ messageId })
-    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId: 'qos2out', subscriptions: 1, queued: 1, inflight: 1 }])
+    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId: 'qos2out', subscriptions: 1, queued: 1, inflight: 1, dropped: 0 }])
     raw.close()
     await node.stop()
 
@@ -285,7 +285,7 @@ describe('store persistence with aedes', () => {
     await pub.publishAsync('o/a', 'online', { qos: 1 })
     await receivedCount(first.client, first.received, 1)
     await onlineAck
-    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId: 'overlap', subscriptions: 2, queued: 0, inflight: 0 }])
+    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId: 'overlap', subscriptions: 2, queued: 0, inflight: 0, dropped: 0 }])
     await disconnected(node.broker, first.client, 'overlap')
 
     const done = published(node.broker, 'o/a')
@@ -300,7 +300,7 @@ describe('store persistence with aedes', () => {
     await receivedCount(again.client, again.received, 2)
     await offlineAcks
     expect(again.received.map((m) => [m.payload, m.packet.retain])).toEqual([['offline', false], ['offline', false]])
-    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId: 'overlap', subscriptions: 2, queued: 0, inflight: 0 }])
+    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId: 'overlap', subscriptions: 2, queued: 0, inflight: 0, dropped: 0 }])
   })
 
   it('delivers every one of 2000 pipelined QoS 2 messages to an online persistent session', async () => {
@@ -344,7 +344,7 @@ describe('store persistence with aedes', () => {
     await node.stop()
 
     node = await startNode()
-    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId, subscriptions: 2, queued: 0, inflight: 0 }])
+    expect([...node.persistence.persistentSessions()]).toEqual([{ clientId, subscriptions: 2, queued: 0, inflight: 0, dropped: 0 }])
     expect(await node.persistence.subscriptionsByClient({ id: clientId })).toEqual([{ topic: 'a/1', qos: 1 }, { topic: 'a/3', qos: 2 }])
     const fresh = await connectClient(node, { clientId, clean: true })
     expect(fresh.sessionPresent).toBe(false)
