@@ -87,7 +87,6 @@ export const CONFIG_SCHEMA = {
   'broker.sys_interval': { type: 'duration', default: '1m', live: true, doc: 'Period of the $SYS/brokers/<node>/ statistics messages; 0 turns them off.' },
   'broker.sys_heartbeat': { type: 'duration', default: '30s', live: true, doc: 'Period of the $SYS uptime and datetime heartbeat messages; 0 turns them off.' },
   'broker.shared_subscription_strategy': { type: 'enum', values: ['random', 'round_robin', 'sticky', 'hash'], default: 'random', live: true, doc: 'How a message to a shared subscription picks one member of the group.' },
-  'broker.shared_dispatch_ack_enabled': { type: 'bool', default: 'false', live: true, doc: 'Redispatch a QoS 1/2 shared message to another member when the chosen one is offline.' },
 
   // ---- mqtt
   'mqtt.max_packet_size': { type: 'size', default: '1MB', min: 2, max: MAX_PACKET, live: true, doc: 'Largest MQTT packet accepted (and the Maximum Packet Size advertised to v5 clients).' },
@@ -101,15 +100,15 @@ export const CONFIG_SCHEMA = {
   'mqtt.server_keepalive': { type: 'duration', default: '0', max: 65535000, live: true, doc: 'Server Keep Alive imposed on v5 clients, in whole seconds; 0 = off (clients keep what they ask).' },
   'mqtt.keepalive_backoff': { type: 'float', default: '0.75', min: 0.5, max: 10, live: true, doc: 'A client is dropped after keepalive x backoff x 2 without a packet (0.75: after 1.5 x keepalive).' },
   'mqtt.max_inflight': { type: 'int', default: '32', min: 1, max: 65535, live: true, doc: 'QoS 1/2 messages in flight per client; also the Receive Maximum the broker advertises and enforces.' },
-  'mqtt.max_mqueue_len': { type: 'int', default: '1000', min: 0, live: true, doc: 'Messages queued per session beyond the inflight window; 0 = no limit.' },
-  'mqtt.mqueue_store_qos0': { type: 'bool', default: 'true', live: true, doc: 'Queue QoS 0 messages for offline persistent sessions too.' },
-  'mqtt.max_subscriptions': { type: 'int', default: '0', min: 0, live: true, doc: 'Most subscriptions per client; 0 = no limit.' },
+  'mqtt.max_mqueue_len': { type: 'int', default: '1000', min: 0, live: true, doc: 'Unsent messages an away persistent session keeps; beyond it the oldest goes (counted in messages/dropped and the session\'s mqueue_dropped); 0 = no limit.' },
+  'mqtt.mqueue_store_qos0': { type: 'bool', default: 'true', live: true, doc: 'Queue QoS 0 messages for away persistent sessions too (off: only QoS 1/2 deliveries are queued).' },
+  'mqtt.max_subscriptions': { type: 'int', default: '0', min: 0, live: true, doc: 'Most subscriptions per client; SUBSCRIBE filters beyond it get 0x97 Quota exceeded (0x80 for MQTT 3.1.1); 0 = no limit.' },
   'mqtt.session_expiry_interval': { type: 'duration', default: '2h', live: true, doc: 'Longest time a persistent session is kept after its client disconnects (caps what v5 clients ask).' },
   'mqtt.idle_timeout': { type: 'duration', default: '15s', min: 1, live: true, doc: 'Time allowed between accepting a connection and its CONNECT packet.' },
-  'mqtt.max_awaiting_rel': { type: 'int', default: '100', min: 0, live: true, doc: 'Incoming QoS 2 messages awaiting PUBREL per client; 0 = no limit.' },
-  'mqtt.await_rel_timeout': { type: 'duration', default: '300s', min: 1, live: true, doc: 'Time an incoming QoS 2 message waits for its PUBREL before it is dropped.' },
-  'mqtt.retry_interval': { type: 'duration', default: '30s', min: 1, live: true, doc: 'Time before an unacknowledged QoS 1/2 delivery is sent again.' },
-  'mqtt.ignore_loop_deliver': { type: 'bool', default: 'false', live: true, doc: 'Do not deliver a client\'s own messages back to it (v3 clients; v5 use No Local).' },
+  'mqtt.max_awaiting_rel': { type: 'int', default: '100', min: 0, live: true, doc: 'Incoming QoS 2 messages awaiting PUBREL per client; a new QoS 2 PUBLISH beyond it is dropped and answered PUBREC 0x97 Quota exceeded (plain PUBREC for MQTT 3.1.1); 0 = no limit.' },
+  'mqtt.await_rel_timeout': { type: 'duration', default: '300s', min: 1, live: true, doc: 'Time an incoming QoS 2 message (published on arrival) waits for its PUBREL before the broker forgets it (counted in messages/qos2/expired).' },
+  'mqtt.retry_interval': { type: 'duration', default: '30s', min: 1, live: true, doc: 'Time before an unacknowledged QoS 1/2 PUBLISH (with DUP) or PUBREL is sent again to a connected MQTT 3.1/3.1.1 client; MQTT 5 clients get it again on reconnect only.' },
+  'mqtt.ignore_loop_deliver': { type: 'bool', default: 'false', live: true, doc: 'Do not deliver a client\'s own messages back to it (MQTT 3.1/3.1.1 clients; MQTT 5 clients use No Local per subscription).' },
   'mqtt.strict_mode': { type: 'bool', default: 'false', live: true, doc: 'Check topic names and payloads strictly (UTF-8 validity) and disconnect clients that break the rules.' },
 
   // ---- log

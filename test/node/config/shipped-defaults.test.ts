@@ -57,7 +57,6 @@ const EXPECTED: Record<keyof StarlingConfig, unknown> = {
   'broker.sys_interval': 60_000,
   'broker.sys_heartbeat': 30_000,
   'broker.shared_subscription_strategy': 'random',
-  'broker.shared_dispatch_ack_enabled': false,
   'mqtt.max_packet_size': 1_048_576,
   'mqtt.max_clientid_len': 65_535,
   'mqtt.max_topic_levels': 0,
