@@ -1,8 +1,8 @@
 import { Command } from 'commander'
-import { loadConfig, ConfigError } from '../node/config/index.js'
+import { loadConfig, configFile, ConfigError } from '../node/config/index.js'
 import { createLogger } from '../node/logger.js'
 import { startNode } from '../node/node.js'
-import { VERSION } from '../node/version.js'
+import { VERSION, packageRoot } from '../node/version.js'
 import { managementApi } from '../api/plugin.js'
 
 /**
@@ -19,7 +19,9 @@ export async function main (argv: string[]): Promise<void> {
   const opts = program.opts<{ config?: string }>()
   let config
   try {
-    config = loadConfig({ file: opts.config, env: process.env })
+    // relative paths (the default etc/starling.conf, acl_file, data, certificates) are the
+    // installation's, wherever the node is started from; a --config file is the user's
+    config = loadConfig({ file: opts.config, env: process.env, root: packageRoot() })
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`starling: ${err.message}`)
@@ -28,6 +30,8 @@ export async function main (argv: string[]): Promise<void> {
     throw err
   }
   const logger = createLogger({ level: config['log.level'], node: config['node.name'] })
+  const file = configFile(config)
+  if (file !== undefined && !file.found) logger.warn({ file: file.path }, 'no configuration file; running on the embedded defaults and STARLING_* variables')
   let node
   try {
     node = await startNode(config, { logger })

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import type { Logger } from './logger.js'
-import { type StarlingConfig, resolvePath, ensureDevCertificates } from './config/index.js'
+import { type StarlingConfig, resolvePath, configRoot, ensureDevCertificates } from './config/index.js'
 import { createStore, type Store } from './store/index.js'
 import { SharedData } from './store/shared.js'
 import { startCluster, type Cluster } from '../cluster/index.js'
@@ -53,7 +53,7 @@ export interface StarlingNode {
 /** How a node is started beside its configuration. */
 export interface StartNodeInit {
   logger: Logger
-  /** Working directory relative paths resolve against (default: process.cwd()). */
+  /** Directory relative paths resolve against (default: the config's root, see loadConfig). */
   cwd?: string
   /** The `etc` directory (plugin configs in `<etcDir>/plugins/`); default `<cwd>/etc`. */
   etcDir?: string
@@ -68,7 +68,7 @@ export interface StartNodeInit {
  */
 export async function startNode (config: StarlingConfig, init: StartNodeInit): Promise<StarlingNode> {
   const { logger } = init
-  const cwd = init.cwd ?? process.cwd()
+  const cwd = init.cwd ?? configRoot(config)
   const name = config['node.name']
   const dataDir = resolvePath(config, 'node.data_dir', cwd)
   // the store holds sessions, API apps and the cluster key: readable by the node's user only

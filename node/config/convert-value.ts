@@ -60,7 +60,7 @@ export function allowedText (spec: KeySpec): string {
       if (spec.hint === undefined) return spec.allowEmpty === true ? 'any text, or empty' : 'any text but empty'
       return spec.hint + (spec.allowEmpty === true ? ', or empty' : '')
     case 'path':
-      return 'a file or directory path (relative paths are relative to the working directory)'
+      return 'a file or directory path (relative paths are relative to the installation root)'
     case 'enum':
       return `one of ${spec.values.join(', ')}`
     case 'bool':

@@ -3,6 +3,7 @@
  * < `STARLING_*` environment variables < overrides. Every key is converted and checked
  * here, so a bad key or value stops the node before anything listens.
  */
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { ConfigError } from './config-error.js'
 import { readConfFile } from './conf-parser.js'
@@ -12,7 +13,7 @@ import { isPluginKey } from './plugin-config.js'
 import { CONFIG_SCHEMA, type ConfigKey, type ConfigPathKey, type StarlingConfig } from './schema.js'
 import type { ConfigKeyInfo, ConfigSchema, ConfigValue, KeySpec } from './schema-types.js'
 
-/** Default config file, relative to the working directory. */
+/** Default config file, relative to the installation root (`root`). */
 export const DEFAULT_CONFIG_FILE = 'etc/starling.conf'
 
 /** Environment variable naming the config file when no `file` (`--config`) is given. */
@@ -29,14 +30,30 @@ export interface LoadConfigOptions {
   readonly env?: Readonly<Record<string, string | undefined>>
   /** Values that win over everything, keyed by config key, written as in the file. */
   readonly overrides?: Readonly<Record<string, string>>
-  /** Directory relative paths are relative to: the file's and the path keys' (default `process.cwd()`). */
+  /** The caller's working directory: a file given by `file` or `$STARLING_CONFIG` resolves against it (default `process.cwd()`). */
   readonly cwd?: string
+  /**
+   * The installation root (EMQ X resolves against its install root likewise): the default
+   * `etc/starling.conf` and every relative path key (`node.data_dir`, `acl_file`, the
+   * listeners' certificate files ...) resolve against it. Default: `cwd`.
+   */
+  readonly root?: string
+}
+
+/** Which configuration file a loaded config came from. */
+export interface ConfigFileInfo {
+  /** Absolute path of the file read, or of the default file looked for. */
+  readonly path: string
+  /** False when the default file was missing: the embedded defaults (and the environment) apply. */
+  readonly found: boolean
 }
 
 interface Raw { readonly value: string, readonly source: string }
 
-/** The directory each loaded config was loaded relative to, for `resolvePath`. */
+/** The root each loaded config resolves its relative paths against, for `resolvePath`. */
 const loadedFrom = new WeakMap<StarlingConfig, string>()
+/** The file each loaded config was read from. */
+const fileOf = new WeakMap<StarlingConfig, ConfigFileInfo>()
 
 const SCHEMA: ConfigSchema = CONFIG_SCHEMA
 const KEYS = Object.keys(CONFIG_SCHEMA) as ConfigKey[]
@@ -50,6 +67,7 @@ const KEYS = Object.keys(CONFIG_SCHEMA) as ConfigKey[]
  */
 export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
   const cwd = resolve(opts.cwd ?? process.cwd())
+  const root = resolve(cwd, opts.root ?? cwd)
   const env = opts.env ?? process.env
   const raw = new Map<string, Raw>()
   for (const key of KEYS) raw.set(key, { value: SCHEMA[key].default ?? '', source: `default of ${key}` })
@@ -58,7 +76,11 @@ export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
   const file = opts.file ?? fromEnv ?? DEFAULT_CONFIG_FILE
   const givenBy = opts.file !== undefined ? undefined : fromEnv !== undefined ? CONFIG_FILE_ENV : undefined
   const required = opts.file !== undefined || fromEnv !== undefined
-  for (const e of readConfFile({ path: file, cwd, required, givenBy })) {
+  // a file the user names is theirs (their working directory); the default is the installation's
+  const fileBase = required ? cwd : root
+  const entries = readConfFile({ path: file, cwd: fileBase, required, givenBy })
+  const info: ConfigFileInfo = { path: resolve(fileBase, file), found: required || existsSync(resolve(fileBase, file)) }
+  for (const e of entries) {
     if (!raw.has(e.key)) throw notANodeKey(e.key, e.value, e.source)
     raw.set(e.key, e)
   }
@@ -80,13 +102,24 @@ export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
     values[key] = convertValue(key, SCHEMA[key], r.value, r.source)
   }
   const cfg = Object.freeze(values) as unknown as StarlingConfig
-  loadedFrom.set(cfg, cwd)
+  loadedFrom.set(cfg, root)
+  fileOf.set(cfg, info)
   return cfg
+}
+
+/** The directory relative path keys of `cfg` resolve against (its `root`). */
+export function configRoot (cfg: StarlingConfig): string {
+  return loadedFrom.get(cfg) ?? process.cwd()
+}
+
+/** The file `cfg` was read from, and whether the default one was there. */
+export function configFile (cfg: StarlingConfig): ConfigFileInfo | undefined {
+  return fileOf.get(cfg)
 }
 
 /**
  * A path key's value as an absolute path: relative paths are resolved against `cwd`,
- * by default the directory the config was loaded with (`loadConfig({ cwd })`).
+ * by default the root the config was loaded with (`loadConfig({ root })`).
  */
 export function resolvePath (cfg: StarlingConfig, key: ConfigPathKey, cwd?: string): string {
   return resolve(cwd ?? loadedFrom.get(cfg) ?? process.cwd(), cfg[key])

@@ -9,6 +9,7 @@
  */
 import { Command, CommanderError } from 'commander'
 import { loadConfig, resolvePath } from '../config/index.js'
+import { packageRoot } from '../version.js'
 import { callControl } from './client.js'
 import { CTL_COMMANDS, type CtlCommand, type CtlInvocation } from './commands.js'
 import { formatJson } from './format.js'
@@ -18,6 +19,8 @@ import { controlSocketPath, type ControlOptions } from './protocol.js'
 export interface CtlIo {
   env: Record<string, string | undefined>
   cwd: string
+  /** Installation root relative paths resolve against (default: Starling's package directory). */
+  root?: string
   stdout: { write (text: string): unknown }
   stderr: { write (text: string): unknown }
 }
@@ -41,6 +44,7 @@ export async function runCtl (
   const ctx: CtlIo = {
     env: io.env ?? process.env,
     cwd: io.cwd ?? process.cwd(),
+    root: io.root,
     stdout: io.stdout ?? process.stdout,
     stderr: io.stderr ?? process.stderr
   }
@@ -123,7 +127,8 @@ function usage (spec: CtlCommand<any>): string {
 
 /** Loads the node's configuration, sends the command and renders the result. */
 async function runCommand (io: CtlIo, spec: CtlCommand<any>, invocation: CtlInvocation, globals: GlobalOptions): Promise<string> {
-  const cfg = loadConfig({ file: globals.config, env: io.env, cwd: io.cwd })
+  // the node's own resolution (bin/starling): relative paths are the installation's
+  const cfg = loadConfig({ file: globals.config, env: io.env, cwd: io.cwd, root: io.root ?? packageRoot() })
   const socketPath = controlSocketPath(resolvePath(cfg, 'node.data_dir'))
   const result = await callControl(socketPath, spec.command ?? spec.words.join(' '), invocation.args, invocation.options, {
     nodeName: cfg['node.name'],

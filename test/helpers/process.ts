@@ -79,6 +79,8 @@ export interface SpawnNodeOptions {
   timeoutMs?: number
   /** A command the node runs under, e.g. `['ip', 'netns', 'exec', 'ns1']`. */
   wrap?: string[]
+  /** Working directory of the process (default the project root). */
+  cwd?: string
 }
 
 const spawned = new Set<ChildProcess>()
@@ -114,10 +116,10 @@ export async function spawnNode (opts: SpawnNodeOptions = {}): Promise<NodeProce
   const dataDir = opts.dataDir ?? tempDir()
   const vars: Record<string, string> = { ...EPHEMERAL_ENV, STARLING_NODE__DATA_DIR: dataDir, ...opts.env }
   const expected = (Object.keys(LISTENER_KEYS) as ListenerProtocol[]).filter(p => (vars[LISTENER_KEYS[p]] ?? '').trim() !== '')
-  const argv = [process.execPath, 'bin/starling', ...(opts.args ?? [])]
+  const argv = [process.execPath, join(PROJECT_ROOT, 'bin/starling'), ...(opts.args ?? [])]
   const wrapped = [...(opts.wrap ?? []), ...argv]
   const child = spawn(wrapped[0], wrapped.slice(1), {
-    cwd: PROJECT_ROOT,
+    cwd: opts.cwd ?? PROJECT_ROOT,
     env: childEnv(vars),
     stdio: ['ignore', 'pipe', 'pipe']
   })

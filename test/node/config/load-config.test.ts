@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
-  ConfigError, describeConfig, loadConfig, resolvePath, type StarlingConfig
+  ConfigError, configFile, describeConfig, loadConfig, resolvePath, type StarlingConfig
 } from '../../../node/config/index.js'
 
 let dir: string
@@ -223,5 +223,41 @@ describe('loadConfig', () => {
     // @ts-expect-error the optional HTTPS listener may be null
     const https: { port: number } = cfg['management.listener.https']
     expect([size, port, strategy, anonymous, notAStrategy, https]).toHaveLength(6)
+  })
+})
+
+describe('the installation root', () => {
+  it('reads the default etc/starling.conf under the root and resolves relative path keys against it', () => {
+    conf('acl_file = etc/my-acl.conf', 'node.data_dir = var/data')
+    const elsewhere = mkdtempSync(join(tmpdir(), 'starling-cwd-'))
+    try {
+      const cfg = loadConfig({ env: {}, cwd: elsewhere, root: dir })
+      expect(resolvePath(cfg, 'acl_file')).toBe(join(dir, 'etc/my-acl.conf'))
+      expect(resolvePath(cfg, 'node.data_dir')).toBe(join(dir, 'var/data'))
+      expect(configFile(cfg)).toEqual({ path: join(dir, 'etc/starling.conf'), found: true })
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true })
+    }
+  })
+
+  it('reads a file the user names relative to their working directory, its paths still the root\'s', () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'starling-cwd-'))
+    try {
+      writeFileSync(join(elsewhere, 'mine.conf'), 'acl_file = etc/other-acl.conf\n')
+      const cfg = loadConfig({ file: 'mine.conf', env: {}, cwd: elsewhere, root: dir })
+      expect(resolvePath(cfg, 'acl_file')).toBe(join(dir, 'etc/other-acl.conf'))
+      expect(configFile(cfg)).toEqual({ path: join(elsewhere, 'mine.conf'), found: true })
+      // $STARLING_CONFIG likewise
+      const fromEnv = loadConfig({ env: { STARLING_CONFIG: 'mine.conf' }, cwd: elsewhere, root: dir })
+      expect(resolvePath(fromEnv, 'acl_file')).toBe(join(dir, 'etc/other-acl.conf'))
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true })
+    }
+  })
+
+  it('reports a missing default file (the node says so once at start) and runs on the defaults', () => {
+    const cfg = loadConfig({ env: {}, root: dir })
+    expect(configFile(cfg)).toEqual({ path: join(dir, 'etc/starling.conf'), found: false })
+    expect(cfg['mqtt.max_packet_size']).toBe(loadConfig({ env: {}, root: dir, overrides: {} })['mqtt.max_packet_size'])
   })
 })

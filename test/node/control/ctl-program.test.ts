@@ -16,13 +16,15 @@ describe('starling-ctl (runCtl)', () => {
   let cwd: string
   let server: ControlServer | undefined
 
-  /** Runs the CLI in `cwd` with only the given environment; returns exit code and output. */
+  /** Runs the CLI in `cwd` (also the installation root) with only the given environment; returns exit code and output. */
   async function ctl (argv: string[], env: CtlIo['env'] = {}, commands = CTL_COMMANDS): Promise<{ code: number, out: string, err: string }> {
     let out = ''
     let err = ''
     const code = await runCtl(argv, {
       env,
       cwd,
+      // the temporary directory plays the installation (its etc/starling.conf, its data/)
+      root: cwd,
       stdout: { write: (s: string) => { out += s } },
       stderr: { write: (s: string) => { err += s } }
     }, commands)
