@@ -9,7 +9,8 @@ import { stateOf } from './client-state.js'
  * Invariant: a session leaves the registry when its state is discarded, and that always
  * goes through the persistence's `cleanSubscriptions` (Clean Start [MQTT-3.1.2-4], a
  * session ending with its connection, expiry, a session taken over by another node), so
- * that one method is followed.
+ * that one method is followed; it joins when a client with a lasting session is accepted,
+ * or when the cluster imports a session taken over from another node (`importSession`).
  */
 export class SessionRegistry {
   private readonly sessions = new Set<string>()
@@ -25,6 +26,14 @@ export class SessionRegistry {
     persistence.cleanSubscriptions = (client: { id: string }) => {
       this.sessions.delete(client.id)
       return cleanSubscriptions(client)
+    }
+    // a session taken over from another node of the cluster exists here from then on
+    if (typeof persistence.importSession === 'function') {
+      const importSession = persistence.importSession.bind(persistence)
+      persistence.importSession = (clientId: string, ...rest: unknown[]) => {
+        this.sessions.add(clientId)
+        return importSession(clientId, ...rest)
+      }
     }
   }
 

@@ -110,6 +110,24 @@ describe('Receive Maximum of the client', () => {
     expect(publishes(third, 1).map(p => p.payload.toString())).toEqual(['b', 'c', 'd', 'e'])
   })
 
+  it('never lets a QoS 0 publish use a topic alias that a held publish would set [MQTT-3.3.2-12]', async () => {
+    const sub = await rawSubscriber('fc-alias', 'fc/alias/#', 1, { properties: { topicAliasMaximum: 10 } })
+    const pub = await connect(node, { protocolVersion: 5 })
+    await pub.publishAsync('fc/alias/x', 'a', { qos: 1 })
+    await pub.publishAsync('fc/alias/y', 'b', { qos: 1 }) // held: the window is full
+    await pub.publishAsync('fc/alias/y', 'c', { qos: 0 })
+    await waitFor(() => publishes(sub, 0).length === 1, 'the QoS 0 publish')
+    sub.send({ cmd: 'puback', messageId: publishes(sub, 1)[0].messageId })
+    await waitFor(() => publishes(sub, 1).length === 2, 'the held publish')
+    // in the order received, an alias is used only after a PUBLISH with a topic set it
+    const known = new Map<number, string>()
+    for (const p of publishes(sub)) {
+      const alias: number | undefined = p.properties?.topicAlias
+      if (p.topic !== '') { if (alias !== undefined) known.set(alias, p.topic); continue }
+      expect(alias !== undefined && known.has(alias)).toBe(true)
+    }
+  })
+
   it('a client without Receive Maximum gets every publish without acknowledging', async () => {
     const raw = await openRaw(node, 5)
     raw.send(connectPacket(5, { clientId: 'fc-default' }))

@@ -4,7 +4,7 @@
  * session without subscriptions, and the client identifiers the broker assigns.
  */
 import { startTestNode, connect, closeClients, waitFor, type Received, type TestNode } from '../helpers/node.js'
-import { open, leave, closeOpened, openRaw, connectPacket } from '../helpers/mqtt.js'
+import { open, leave, closeOpened, openRaw, connectPacket, nodeWith } from '../helpers/mqtt.js'
 
 let node: TestNode
 beforeAll(async () => { node = await startTestNode({ 'mqtt.max_clientid_len': '23' }) })
@@ -113,5 +113,14 @@ describe('assigned client identifiers', () => {
       ids.add((await raw.next('connack')).properties.assignedClientIdentifier)
     }
     expect(ids.size).toBe(5)
+  })
+})
+
+describe('Server Keep Alive (docs/mqtt.md: applied to every v5 client, as EMQ X does)', () => {
+  const keepaliveNode = nodeWith({ 'mqtt.server_keepalive': '60s' })
+
+  it('tells a v5 client asking for a lower keep alive to use mqtt.server_keepalive too [MQTT-3.2.2-21]', async () => {
+    const client = await open(keepaliveNode(), { protocolVersion: 5, keepalive: 10 })
+    expect(client.connack.properties?.serverKeepAlive).toBe(60)
   })
 })
