@@ -44,6 +44,11 @@ export class OfflineQueue {
   /** (session, filter) pairs held. */
   size = 0
   target: OfflineQueueTarget | null = null
+  /** The message being matched and the sessions found so far (enqueue is synchronous). */
+  private packet: any = null
+  private targets: QueueTarget[] | null = null
+  /** Sessions already in `targets` (a session with overlapping subscriptions queues once). */
+  private readonly seen = new Set<string>()
 
   /** Adds or updates a session's subscription; shared ones are not queued for (as in aedes). */
   add (clientId: string, filter: string, sub: { qos?: number, rap?: boolean, nl?: boolean }): void {
@@ -67,23 +72,30 @@ export class OfflineQueue {
   enqueue (packet: any): boolean {
     const target = this.target
     if (target === null || !target.storeQos0()) return false
-    const targets: QueueTarget[] = []
-    const seen = new Set<string>()
-    const levels = (packet.topic as string).split('/')
-    const visit = (node: IndexNode, filter: string): void => {
-      if (node.subs === null) return
-      for (const [clientId, sub] of node.subs) {
-        if (seen.has(clientId) || (packet.qos > 0 && sub.qos > 0)) continue
-        if (sub.nl && packet.clientId === clientId) continue // No Local [MQTT-3.8.3-3]
-        if (target.online(clientId)) continue
-        seen.add(clientId)
-        targets.push({ clientId, topic: filter, qos: 0, rap: sub.rap })
-      }
-    }
-    this.collect(this.root, levels, 0, packet.topic.charCodeAt(0) === 36, '', visit)
-    if (targets.length === 0) return false
+    this.packet = packet
+    this.targets = null
+    this.collect(this.root, (packet.topic as string).split('/'), 0, packet.topic.charCodeAt(0) === 36, '')
+    const targets = this.targets as QueueTarget[] | null
+    this.packet = null
+    this.targets = null
+    if (targets === null) return false
+    this.seen.clear()
     target.enqueue(targets, packet).then(undefined, target.failed)
     return true
+  }
+
+  /** Adds the away sessions subscribed to `filter` (at `node`) that should queue the message. */
+  private visit (node: IndexNode, filter: string): void {
+    if (node.subs === null) return
+    const packet = this.packet
+    const target = this.target!
+    for (const [clientId, sub] of node.subs) {
+      if (packet.qos > 0 && sub.qos > 0) continue // aedes queues these
+      if (sub.nl && packet.clientId === clientId) continue // No Local [MQTT-3.8.3-3]
+      if (this.seen.has(clientId) || target.online(clientId)) continue
+      this.seen.add(clientId)
+      ;(this.targets ??= []).push({ clientId, topic: filter, qos: 0, rap: sub.rap })
+    }
   }
 
   /** Whether aedes itself queued `packet` (QoS 1/2) for a persistent session. */
@@ -91,23 +103,22 @@ export class OfflineQueue {
     return this.target?.wasQueued(packet) ?? false
   }
 
-  private collect (node: IndexNode, levels: string[], i: number, dollar: boolean, path: string,
-    visit: (node: IndexNode, filter: string) => void): void {
+  private collect (node: IndexNode, levels: string[], i: number, dollar: boolean, path: string): void {
     const children = node.children
     // [MQTT-4.7.2-1] wildcards at the first level do not match '$' topics
     const wildOk = !(dollar && i === 0)
     const sep = i === 0 ? '' : '/'
     if (wildOk) {
       const hash = children?.get('#')
-      if (hash !== undefined) visit(hash, path + sep + '#') // '#' also matches the parent [MQTT-4.7.1-2]
+      if (hash !== undefined) this.visit(hash, path + sep + '#') // '#' also matches the parent [MQTT-4.7.1-2]
     }
-    if (i === levels.length) { visit(node, path); return }
+    if (i === levels.length) { this.visit(node, path); return }
     if (children === null) return
     const exact = children.get(levels[i])
-    if (exact !== undefined) this.collect(exact, levels, i + 1, dollar, path + sep + levels[i], visit)
+    if (exact !== undefined) this.collect(exact, levels, i + 1, dollar, path + sep + levels[i])
     if (wildOk) {
       const plus = children.get('+')
-      if (plus !== undefined) this.collect(plus, levels, i + 1, dollar, path + sep + '+', visit)
+      if (plus !== undefined) this.collect(plus, levels, i + 1, dollar, path + sep + '+')
     }
   }
 
