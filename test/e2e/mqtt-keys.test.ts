@@ -7,7 +7,7 @@
  */
 import { loadConfig } from '../../node/config/index.js'
 import { sessionsOf } from '../../node/ops/sessions.js'
-import { closeClients, connect, waitFor } from '../helpers/node.js'
+import { apiRequest, closeClients, connect, waitFor } from '../helpers/node.js'
 import { closeOpened, connectPacket, nodeWith, open, openRaw, openRawSession, suback, type RawClient } from '../helpers/mqtt.js'
 
 afterEach(async () => {
@@ -187,6 +187,23 @@ describe('mqtt.keepalive_backoff = 1.5', () => {
     expect(raw.closed()).toBe(false)
     await waitFor(() => raw.closed(), 'the keep alive timeout', 3000)
     expect(Date.now() - connectedAt).toBeGreaterThanOrEqual(2900)
+  })
+})
+
+describe('changed at run time (configs API)', () => {
+  const node = nodeWith({})
+
+  it('applies mqtt.max_subscriptions and mqtt.ignore_loop_deliver to connected clients at once', async () => {
+    const c = await open(node(), { protocolVersion: 4 })
+    expect(await suback(c.client, ['live/a', 'live/b'], { qos: 1 })).toEqual([1, 1])
+    const res = await apiRequest(node(), '/configs/starling', 'PUT', { 'mqtt.max_subscriptions': '2', 'mqtt.ignore_loop_deliver': 'true' })
+    expect(res.data).toEqual([{ node: node().name, applied: ['mqtt.max_subscriptions', 'mqtt.ignore_loop_deliver'], restart_required: [] }])
+    expect(await suback(c.client, 'live/c', { qos: 1 })).toEqual([0x80])
+    await c.client.publishAsync('live/a', 'own', { qos: 1 })
+    const other = await connect(node(), { protocolVersion: 4 })
+    await other.publishAsync('live/b', 'other', { qos: 1 })
+    await waitFor(() => c.messages.length >= 1, 'the other client\'s message')
+    expect(c.messages.map(m => m.payload.toString())).toEqual(['other'])
   })
 })
 
