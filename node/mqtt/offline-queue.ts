@@ -59,10 +59,25 @@ export class OfflineQueue {
     node.subs.set(clientId, { qos: sub.qos ?? 0, rap: sub.rap === true, nl: sub.nl === true })
   }
 
-  /** Removes a session's subscription, if held. */
+  /** Removes a session's subscription, if held, and the branch of the trie it leaves empty. */
   remove (clientId: string, filter: string): void {
-    const node = this.nodeFor(filter, false)
-    if (node?.subs?.delete(clientId) === true) this.size--
+    const levels = filter.split('/')
+    const path: IndexNode[] = [this.root]
+    for (const level of levels) {
+      const child = path[path.length - 1].children?.get(level)
+      if (child === undefined) return
+      path.push(child)
+    }
+    const node = path[levels.length]
+    if (node.subs?.delete(clientId) !== true) return
+    this.size--
+    if (node.subs.size === 0) node.subs = null
+    // prune the now-empty branch, deepest level first (filters of departed sessions churn)
+    for (let i = levels.length; i > 0; i--) {
+      const child = path[i]
+      if (child.subs !== null || (child.children !== null && child.children.size > 0)) break
+      path[i - 1].children!.delete(levels[i - 1])
+    }
   }
 
   /**

@@ -66,3 +66,19 @@ describe('OfflineQueue', () => {
     expect(queued).toEqual([])
   })
 })
+
+describe('OfflineQueue removal', () => {
+  it('prunes the branches removed filters leave empty, keeping the ones still used', () => {
+    const { queue, queued } = queueWith()
+    queue.add('a', 'p/q/r', { qos: 0 })
+    queue.add('b', 'p/q', { qos: 0 })
+    queue.remove('a', 'p/q/r')
+    queue.remove('a', 'p/q/r') // twice: nothing more happens
+    expect(queue.size).toBe(1)
+    expect((queue as any).root.children.get('p').children.get('q').children.size).toBe(0)
+    expect(queue.enqueue(msg('p/q'))).toBe(true)
+    expect(queued[0].map(t => t.clientId)).toEqual(['b'])
+    queue.remove('b', 'p/q')
+    expect((queue as any).root.children.size).toBe(0)
+  })
+})
