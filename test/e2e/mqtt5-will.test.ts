@@ -3,6 +3,7 @@
  * properties a PUBLISH may carry and never the Will Delay Interval; will delay and session
  * expiry together decide when it goes out [MQTT-3.1.3-9].
  */
+import { spawn, spawnSync } from 'node:child_process'
 import { startTestNode, closeClients, waitFor, type TestNode } from '../helpers/node.js'
 import { open, drop, until, closeOpened, openRaw, connectPacket, type RawClient } from '../helpers/mqtt.js'
 
@@ -76,6 +77,30 @@ describe('will PUBLISH properties', () => {
     expect(wills(watch)[0].properties?.willDelayInterval).toBeUndefined()
     expect(wills(watch)[0].properties?.contentType).toBe('x')
   })
+})
+
+/** mosquitto_sub, a strict MQTT 5 client: it drops the connection on a PUBLISH with a Will Delay Interval. */
+const hasMosquittoSub = spawnSync('mosquitto_sub', ['--help']).status !== null
+
+;(hasMosquittoSub ? it : it.skip)('a strict client (mosquitto_sub -V 5) receives the will', async () => {
+  const sub = spawn('mosquitto_sub', ['-V', '5', '-h', '127.0.0.1', '-p', String(node.port('mqtt:tcp')), '-t', 'will/strict', '-C', '1'])
+  let out = ''
+  sub.stdout.on('data', (d: Buffer) => { out += d.toString() })
+  const exited = new Promise<number | null>(resolve => sub.on('exit', (code) => resolve(code)))
+  try {
+    const subscribed = (): boolean => Object.values(node.broker.aedes.clients).some((c: any) => c.subscriptions['will/strict'] !== undefined)
+    await waitFor(subscribed, 'mosquitto_sub to subscribe')
+    const client = await open(node, {
+      protocolVersion: 5,
+      clientId: 'will-strict',
+      will: { topic: 'will/strict', payload: Buffer.from('gone'), qos: 0, retain: false, properties: { willDelayInterval: 0, contentType: 'text/plain' } } as any
+    })
+    drop(client.client)
+    expect(await exited).toBe(0)
+    expect(out.trim()).toBe('gone')
+  } finally {
+    sub.kill()
+  }
 })
 
 describe('will delay and session expiry [MQTT-3.1.3-9]', () => {
