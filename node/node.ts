@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import type { Logger } from './logger.js'
 import { type StarlingConfig, resolvePath, configRoot, ensureDevCertificates } from './config/index.js'
+import { CONFIG_SCHEMA } from './config/schema.js'
 import { createStore, type Store } from './store/index.js'
 import { SharedData } from './store/shared.js'
 import { startCluster, type Cluster } from '../cluster/index.js'
@@ -111,6 +112,7 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
       throw new ListenError('cluster.listen', `${listen.host}:${listen.port}`, err)
     }
     cleanups.unshift(() => node.cluster.stop())
+    warnOfDefaultCookie(config, logger)
     // accept clients last: every service (ACL, banned list, packet tap) applies to the first one
     for (const listener of listeners) {
       try {
@@ -175,4 +177,15 @@ function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): Liste
     specs.push(spec)
   }
   return specs
+}
+
+/**
+ * The default `node.cookie` is public (it is in the docs): a mesh reachable beyond this host
+ * with it lets anyone who can connect join the cluster. Said once at start.
+ */
+function warnOfDefaultCookie (config: StarlingConfig, logger: Logger): void {
+  const listen = config['cluster.listen'] as { host: string }
+  const loopback = listen.host === 'localhost' || listen.host === '::1' || listen.host.startsWith('127.')
+  if (loopback || config['node.cookie'] !== CONFIG_SCHEMA['node.cookie'].default) return
+  logger.warn({ key: 'node.cookie', listen: listen.host }, 'the cluster listens beyond loopback with the default node.cookie: anyone who can reach it can join; set your own cookie')
 }

@@ -71,6 +71,7 @@ export async function startServices (node: StarlingNode, init: ServicesInit, onS
   node.broker.packetTap = combineTaps(createMissedAcksTap(node.metrics), services.traces.packetTap)
 
   services.apps = createApps(node.shared, node.logger, () => node.config['management.default_application.id'])
+  await services.apps.migrate()
   const generated = await services.apps.bootstrap(node.config['management.default_application.id'], node.config['management.default_application.secret'])
   if (generated !== null) {
     // shown once: the operator copies it (or sets management.default_application.secret)

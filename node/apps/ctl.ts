@@ -4,10 +4,12 @@
  */
 import { defineCommand, formatTable, type ControlServer, type CtlCommand, type TableColumn } from '../control/index.js'
 import { ApiError, CODES } from '../errors.js'
-import type { App, AppsService } from './apps.js'
+import type { App, AppsService, NewApp } from './apps.js'
+import { REDACTED } from '../config/index.js'
 
+// EMQ X printed the secret here; Starling shows it once, at `mgmt insert` (docs/cli.md)
 const appColumns: ReadonlyArray<TableColumn<App>> = [
-  { key: 'app_id' }, { key: 'secret' }, { key: 'name' }, { key: 'desc' },
+  { key: 'app_id' }, { key: 'app_id', header: 'secret', format: () => REDACTED }, { key: 'name' }, { key: 'desc' },
   { key: 'status', format: (v: unknown) => String(v) },
   { key: 'expired', format: (v: unknown) => v === null ? 'undefined' : String(v) }
 ]
@@ -18,7 +20,7 @@ export const mgmtListCommand = defineCommand<App[]>({
   render: (apps) => formatTable(apps, appColumns, { empty: 'No applications' })
 })
 
-export const mgmtInsertCommand = defineCommand<App>({
+export const mgmtInsertCommand = defineCommand<NewApp>({
   words: ['mgmt', 'insert'],
   description: 'Add an API application and print its generated secret',
   args: [{ name: 'AppId', description: 'application id (the Basic auth user name)' }, { name: 'Name', description: 'application name' }],

@@ -9,9 +9,9 @@ import { ConfigError } from './config-error.js'
 import { readConfFile } from './conf-parser.js'
 import { allowedText, convertValue, formatValue } from './convert-value.js'
 import { configEnvEntries, envVarName } from './environment.js'
-import { isPluginKey } from './plugin-config.js'
+import { NAME_PLACEHOLDER, isPluginKey } from './plugin-config.js'
 import { CONFIG_SCHEMA, type ConfigKey, type ConfigPathKey, type StarlingConfig } from './schema.js'
-import type { ConfigKeyInfo, ConfigSchema, ConfigValue, KeySpec } from './schema-types.js'
+import { REDACTED, type ConfigKeyInfo, type ConfigSchema, type ConfigValue, type KeySpec } from './schema-types.js'
 
 /** Default config file, relative to the installation root (`root`). */
 export const DEFAULT_CONFIG_FILE = 'etc/starling.conf'
@@ -133,6 +133,32 @@ export function describeConfig (cfg: StarlingConfig): Record<ConfigKey, string> 
   const out = {} as Record<ConfigKey, string>
   for (const key of KEYS) out[key] = formatValue(SCHEMA[key], cfg[key])
   return out
+}
+
+/**
+ * `values` (key -> value text, as {@link describeConfig} or `describePluginConfig` give them)
+ * with every non-empty value of a `secret` key of `schema` replaced by {@link REDACTED}.
+ * Concrete plugin keys (`bridge.mqtt.aws.password`) match their `<name>` pattern.
+ */
+export function redactSecrets (schema: ConfigSchema, values: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [key, value] of Object.entries(values)) out[key] = value !== '' && isSecretKey(schema, key) ? REDACTED : value
+  return out
+}
+
+/** Whether `key` (a schema key, or a concrete key of a `<name>` pattern) is a secret of `schema`. */
+export function isSecretKey (schema: ConfigSchema, key: string): boolean {
+  if (Object.hasOwn(schema, key)) return schema[key].secret === true
+  return Object.entries(schema).some(([pattern, spec]) => spec.secret === true && matchesNamePattern(pattern, key))
+}
+
+/** `bridge.mqtt.aws.password` against `bridge.mqtt.<name>.password`: one level for the name. */
+function matchesNamePattern (pattern: string, key: string): boolean {
+  const parts = pattern.split(NAME_PLACEHOLDER)
+  if (parts.length !== 2) return false
+  const [head, tail] = parts
+  if (!key.startsWith(head) || !key.endsWith(tail) || key.length <= head.length + tail.length) return false
+  return !key.slice(head.length, key.length - tail.length).includes('.')
 }
 
 /**

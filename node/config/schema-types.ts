@@ -22,7 +22,16 @@ interface BaseSpec {
    * node's schema has one; a plugin key without one must be set.
    */
   readonly default?: string
+  /**
+   * A credential (cookie, password, secret): the API, the CLI and the logs show
+   * {@link REDACTED} instead of a non-empty value, and a change that sends REDACTED back
+   * leaves the value as it is.
+   */
+  readonly secret?: boolean
 }
+
+/** What a secret key's value is shown as. */
+export const REDACTED = '******'
 
 /** Free text; `pattern` (with `hint` saying it in words) restricts it. Empty is refused unless `allowEmpty`. */
 export interface StringSpec extends BaseSpec {

@@ -22,7 +22,7 @@ const MAX_PACKET = 268435455 // MQTT's Remaining Length limit, 256MB - 1 [MQTT-2
 export const CONFIG_SCHEMA = {
   // ---- node
   'node.name': { type: 'string', default: 'starling@127.0.0.1', live: false, pattern: NODE_NAME, hint: '<name>@<host>, such as starling@127.0.0.1', doc: 'Name of this node in the cluster; unique per cluster, the host part must reach this machine.' },
-  'node.cookie': { type: 'string', default: 'starlingsecretcookie', live: false, doc: 'Shared secret of the cluster: nodes with another cookie cannot connect. Change it in production.' },
+  'node.cookie': { type: 'string', default: 'starlingsecretcookie', live: false, secret: true, doc: 'Shared secret of the cluster: nodes with another cookie cannot connect. Change it in production (a node listening beyond loopback with this default warns at start).' },
   'node.data_dir': { type: 'path', default: 'data', live: false, doc: 'Directory for the durable store, the control socket and generated secrets; created 0700, its files 0600 (the node\'s user only).' },
 
   // ---- cluster
@@ -71,7 +71,7 @@ export const CONFIG_SCHEMA = {
   'management.listener.https.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the management HTTPS listener.' },
   'management.listener.https.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the management HTTPS listener.' },
   'management.default_application.id': { type: 'string', default: 'admin', pattern: /^\S+$/, hint: 'an id without spaces', live: false, doc: 'AppId of the API application created at first start (Basic auth user of /api/v3/).' },
-  'management.default_application.secret': { type: 'string', default: '', allowEmpty: true, live: false, doc: 'Secret of that application; empty: one is generated at first start and kept under node.data_dir.' },
+  'management.default_application.secret': { type: 'string', default: '', allowEmpty: true, live: false, secret: true, doc: 'Secret of that application; empty: one is generated at first start and shown once in the log. Stored only as a salted hash.' },
   'dashboard.listener.http': { type: 'address', default: '0.0.0.0:18083', live: false, doc: 'Address of the dashboard over HTTP.' },
 
   // ---- authentication and access control

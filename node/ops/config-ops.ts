@@ -18,7 +18,7 @@ import type { StarlingNode } from '../node.js'
 import type { ClusterList, NodeRpc } from '../rpc.js'
 import { ApiError, CODES, toApiError } from '../errors.js'
 import {
-  ConfigError, configKeys, convertValue, describeConfig, isPluginKey, resolvePath,
+  ConfigError, configKeys, convertValue, describeConfig, isPluginKey, resolvePath, redactSecrets, isSecretKey, REDACTED,
   type ConfigKey, type ConfigPathKey, type ConfigSchema, type StarlingConfig
 } from '../config/index.js'
 import { CONFIG_SCHEMA } from '../config/schema.js'
@@ -67,6 +67,8 @@ export function parseConfigChange (values: Record<string, string>): Map<ConfigKe
   const parsed = new Map<ConfigKey, unknown>()
   for (const [key, text] of entries) {
     if (typeof text !== 'string') throw new ApiError(CODES.WRONG_TYPE, `parameter ${key} must be text`)
+    // a secret sent back as GET showed it: unchanged
+    if (text === REDACTED && isSecretKey(SCHEMA, key)) continue
     if (!Object.hasOwn(SCHEMA, key)) {
       if (isPluginKey(key)) throw new ApiError(CODES.WRONG_TYPE, `key ${JSON.stringify(key)} belongs to a plugin: use PUT /api/v3/nodes/:node/plugin_configs/:plugin`)
       throw new ApiError(CODES.WRONG_TYPE, ConfigError.unknownKey(key, text, 'request', KEYS).message)
@@ -116,7 +118,8 @@ function setConfig (node: StarlingNode, config: StarlingConfig): void {
 }
 
 function nodeConfigs (node: StarlingNode): NodeConfigs {
-  return { configs: describeConfig(node.config), live: KEYS.filter(isAppliedLive) }
+  // secrets (node.cookie, the default application's secret) are never served back
+  return { configs: redactSecrets(SCHEMA, describeConfig(node.config)), live: KEYS.filter(isAppliedLive) }
 }
 
 /** `GET /configs/`: every running node's settings, by node, and the nodes that failed. */

@@ -15,7 +15,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { ApiError, CODES } from '../errors.js'
-import { ConfigError, describePluginConfig, loadPluginConfig, parseConfText, type ConfigSchema } from '../config/index.js'
+import { ConfigError, describePluginConfig, isSecretKey, loadPluginConfig, parseConfText, redactSecrets, REDACTED, type ConfigSchema } from '../config/index.js'
 import type { PluginManager } from '../plugins/index.js'
 
 /** What `PUT /nodes/:node/plugin_configs/:plugin` answers. */
@@ -32,7 +32,7 @@ const queues = new WeakMap<PluginManager, Promise<unknown>>()
 /** The plugin's settings as text (`retainer.max_payload_size` -> `1MB`), from its file now. */
 export function readPluginConfig (plugins: PluginManager, plugin: string): Record<string, string> {
   const { configSchema } = plugins.definition(plugin)
-  return describePluginConfig(configSchema, plugins.readConfig(plugin) as any)
+  return redactSecrets(configSchema, describePluginConfig(configSchema, plugins.readConfig(plugin) as any))
 }
 
 /** Sets `values` (key -> value text) in the plugin's file and reloads it when loaded; see the module comment. */
@@ -49,6 +49,9 @@ async function change (plugins: PluginManager, plugin: string, schema: ConfigSch
     if (typeof value !== 'string') throw new ApiError(CODES.WRONG_TYPE, `parameter ${key} must be text`)
     if (/[\r\n]/.test(value)) throw new ApiError(CODES.WRONG_TYPE, `parameter ${key}: a value cannot contain a line break`)
   }
+  // a secret sent back as GET showed it (REDACTED) stays as it is
+  values = Object.fromEntries(Object.entries(values).filter(([key, value]) => !(value === REDACTED && isSecretKey(schema, key))))
+  if (Object.keys(values).length === 0) return { reload_required: [], reloaded: false }
   const file = plugins.configFile(plugin)
   const before = fileSettings(file, schema, {})
   const after = asBadInput(() => fileSettings(file, schema, values) as Record<string, string>)
