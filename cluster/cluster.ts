@@ -22,6 +22,9 @@ import { Routing } from './routing.js'
 import { DataSync } from './data-sync.js'
 import { Sessions } from './sessions.js'
 
+/** How long `cluster join` waits for the members it learnt to be linked before it answers. */
+const JOIN_SETTLE_MS = 5000
+
 /** A member as `cluster status` shows it. */
 export interface MemberInfo {
   name: string
@@ -120,7 +123,24 @@ export class Cluster {
     } catch (err: any) {
       throw new ApiError(CODES.BADRPC, `cannot join ${target}: ${err.message}`)
     }
+    await this.settled(JOIN_SETTLE_MS)
     return this.status()
+  }
+
+  /**
+   * Resolves once every member this node knows of is linked and the member list has not
+   * grown for a moment, or after `ms`: right after a join, the members learnt from the peer
+   * are still being dialled, and `status()` would call them stopped.
+   */
+  private async settled (ms: number): Promise<void> {
+    const deadline = Date.now() + ms
+    let known = -1
+    while (Date.now() < deadline) {
+      const names = [...this.members.keys()]
+      if (names.length === known && names.every(n => this.mesh.isUp(n))) return
+      known = names.length
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
   }
 
   /** `cluster leave`: tells every member, forgets them all. */

@@ -11,6 +11,8 @@ import { Hlc } from '../../node/store/shared.js'
 import { startTestNode, connect, closeClients, waitFor, collect, nextMessage, type TestNode, apiRequest } from '../helpers/node.js'
 
 let a: TestNode, b: TestNode, c: TestNode
+/** What c's `cluster join` answered (the status `starling-ctl cluster join` prints). */
+let joinedByC: Array<{ name: string, status: string }> = []
 const extra: TestNode[] = []
 
 const addr = (n: TestNode): string => `${n.name}:${n.cluster.mesh.port}`
@@ -33,7 +35,7 @@ beforeAll(async () => {
   c = await startTestNode({ 'node.name': 'c@127.0.0.1', ...strategy })
   await b.cluster.join(addr(a))
   // c joins b only: it learns a from b and dials it itself
-  await c.cluster.join(addr(b))
+  joinedByC = await c.cluster.join(addr(b))
   const all = [a.name, b.name, c.name].sort()
   for (const n of [a, b, c]) await waitFor(() => running(n).join() === all.join(), `${n.name} to see three running nodes`)
 })
@@ -42,6 +44,10 @@ afterEach(async () => { await closeClients() })
 
 afterAll(async () => {
   for (const n of [...extra, c, b, a]) await n?.destroy()
+})
+
+test('a join answers once the members it learnt are linked: no running node among the stopped', () => {
+  expect(joinedByC.map(m => [m.name, m.status]).sort()).toEqual([a.name, b.name, c.name].sort().map(n => [n, 'running']))
 })
 
 test('every node sees the three nodes running, and the API lists them', async () => {
