@@ -41,7 +41,13 @@ async function main (): Promise<void> {
     packets: Number(opts.packets),
     seed: Number(opts.seed),
     concurrency: Number(opts.concurrency),
-    alive: () => { if (broker.exited()) exits = 1; return exits === 0 },
+    alive: () => {
+      if (broker.exited() && exits === 0) {
+        exits = 1
+        process.stdout.write(`the node exited:\n${broker.output()}\n`)
+      }
+      return exits === 0
+    },
     onProgress: (s) => process.stdout.write(line(s, exits) + '\n')
   })
   const output = broker.output()
@@ -55,14 +61,16 @@ async function main (): Promise<void> {
     `rate:                             ${Math.round(stats.packets / (stats.elapsedMs / 1000))} packets/s over ${(stats.elapsedMs / 1000).toFixed(1)} s`,
     `connections:                      ${stats.connections}`,
     `closed for protocol errors:       ${stats.closedForProtocolError} of ${stats.protocolErrors} (left open: ${JSON.stringify(stats.leftOpen)})`,
+    `closed only after 5 s (busy):     ${JSON.stringify(stats.closedSlowly)}`,
     `v5 closed without a reason code:  ${JSON.stringify(stats.closedWithoutReason)}`,
     `blind mutations:                  ${stats.blindMutations}`,
     `process exits:                    ${exits}`,
     `uncaught exceptions (stderr):     ${uncaught}`,
     `witness QoS 1 sent / received:    ${stats.witnessSent} / ${stats.witnessReceived}`,
+    `witness stayed connected:         ${stats.witnessConnected}`,
     ''
   ].join('\n'))
-  const ok = exits === 0 && uncaught === 0 && left === 0 && stats.witnessReceived === stats.witnessSent
+  const ok = exits === 0 && uncaught === 0 && left === 0 && stats.witnessReceived === stats.witnessSent && stats.witnessConnected
   if (!ok) process.stdout.write(`FAILED\n${output}\n`)
   process.exit(ok ? 0 : 1)
 }

@@ -18,8 +18,10 @@ export interface FuzzOptions {
   seed: number
   /** Fuzz connections open at once (default 16). */
   concurrency?: number
-  /** How long a connection that sent a protocol error may stay open (default 5000 ms). */
+  /** How long a connection that sent a protocol error may stay open before it counts as slow (default 5000 ms). */
   closeTimeoutMs?: number
+  /** ... and before it counts as left open (default 30000 ms). */
+  leftOpenMs?: number
   /** Called every `progressMs` (default 2000) with the counts so far. */
   onProgress?: (stats: FuzzStats) => void
   progressMs?: number
@@ -34,13 +36,17 @@ export interface FuzzStats {
   /** Connections that sent a protocol error, and those of them the broker closed in time. */
   protocolErrors: number
   closedForProtocolError: number
-  /** Protocol errors the broker left open, by mutation name. */
+  /** Protocol errors the broker left open (not closed within `leftOpenMs`), by mutation name. */
   leftOpen: Record<string, number>
+  /** Protocol errors closed, but only after `closeTimeoutMs` (a busy node), by mutation name. */
+  closedSlowly: Record<string, number>
   /** MQTT 5 connections closed for a protocol error without a CONNACK/DISCONNECT reason code >= 0x80, by mutation. */
   closedWithoutReason: Record<string, number>
   blindMutations: number
   witnessSent: number
   witnessReceived: number
+  /** Both witness clients stayed connected to the end. */
+  witnessConnected: boolean
   elapsedMs: number
 }
 
@@ -48,8 +54,8 @@ export interface FuzzStats {
 export async function runFuzz (opts: FuzzOptions): Promise<FuzzStats> {
   const started = Date.now()
   const stats: FuzzStats = {
-    packets: 0, connections: 0, protocolErrors: 0, closedForProtocolError: 0, leftOpen: {}, closedWithoutReason: {},
-    blindMutations: 0, witnessSent: 0, witnessReceived: 0, elapsedMs: 0
+    packets: 0, connections: 0, protocolErrors: 0, closedForProtocolError: 0, leftOpen: {}, closedSlowly: {}, closedWithoutReason: {},
+    blindMutations: 0, witnessSent: 0, witnessReceived: 0, witnessConnected: true, elapsedMs: 0
   }
   const witness = await startWitness(opts.port, stats)
   const timer = setInterval(() => { stats.elapsedMs = Date.now() - started; opts.onProgress?.(stats) }, opts.progressMs ?? 2000)
@@ -106,12 +112,15 @@ async function fuzzConnection (opts: FuzzOptions, r: Random, clientId: string, s
   }
   if (mutation?.definite === true) {
     const inTime = await Promise.race([closed.then(() => true), sleep(opts.closeTimeoutMs ?? 5000).then(() => false)])
-    if (inTime) {
+    // say whether the CONNACK came: without it the node never got as far as the error
+    const name = received.length > 0 && received[0][0] === 0x20 ? mutation.name : `${mutation.name} (no CONNACK)`
+    const late = !inTime && await Promise.race([closed.then(() => true), sleep(opts.leftOpenMs ?? 30_000).then(() => false)])
+    if (inTime || late) {
       stats.closedForProtocolError++
+      if (late) count(stats.closedSlowly, name)
       if (version === 5 && !endsWithErrorCode(Buffer.concat(received))) count(stats.closedWithoutReason, mutation.name)
     } else {
-      // say whether the CONNACK came: without it the node never got as far as the error
-      count(stats.leftOpen, received.length > 0 && received[0][0] === 0x20 ? mutation.name : `${mutation.name} (no CONNACK)`)
+      count(stats.leftOpen, name)
     }
   } else {
     await Promise.race([closed, sleep(r.int(30))])
@@ -155,8 +164,9 @@ function count (into: Record<string, number>, key: string): void {
   into[key] = (into[key] ?? 0) + 1
 }
 
+/** Resolves after `ms`; the timer does not keep the process alive (races leave it pending). */
 function sleep (ms: number): Promise<void> {
-  return new Promise(resolve => setTimeout(resolve, ms))
+  return new Promise(resolve => setTimeout(resolve, ms).unref())
 }
 
 /** The well-behaved pair: a v5 QoS 1 subscriber and a 3.1.1 QoS 1 publisher, one message at a time. */
@@ -181,7 +191,9 @@ async function startWitness (port: number, stats: FuzzStats): Promise<{ finish: 
   return {
     finish: async (alive) => {
       running = false
-      await loop.catch(() => {})
+      // a publish to a broker that went away never settles
+      await Promise.race([loop.catch(() => {}), sleep(5000)])
+      stats.witnessConnected = sub.connected && pub.connected
       const deadline = Date.now() + 10_000
       while (stats.witnessReceived < stats.witnessSent && Date.now() < deadline && alive()) await sleep(20)
     },

@@ -112,7 +112,8 @@ export function connect (r: Random, version: 4 | 5, clientId: string): Buffer {
 
 /** PUBLISH at `qos` with packet id `id` (QoS > 0), maybe retained, with v5 properties. */
 export function publish (r: Random, version: 4 | 5, qos: number, id: number, retain = r.chance(0.02)): Buffer {
-  const parts: Buffer[] = [str(topicName(r))]
+  // retained messages go to a few topics: every matching SUBSCRIBE replays them all
+  const parts: Buffer[] = [str(retain ? `fuzz/r/${r.int(20)}` : topicName(r))]
   if (qos > 0) parts.push(u16(id))
   if (version === 5) {
     let props = r.chance(0.5) ? publishProperties(r) : Buffer.alloc(0)
