@@ -79,7 +79,15 @@ export function installFastDeliver (client: any, wire: Wire, dropped: (packet: a
     }
     const forward = broker.authorizeForward(client, packet)
     if (!forward || !client.connected || client.closed) return cb()
-    const frame = encodeQos0(forward, client.version === 5)
+    let frame: Buffer
+    try {
+      frame = encodeQos0(forward, client.version === 5)
+    } catch {
+      // a message the encoder cannot write (the validator should have refused it on the way
+      // in): dropped for this subscriber, never thrown into the router
+      dropped(packet, 'unencodable')
+      return cb()
+    }
     if (wire.writeFrame(frame)) cb()
     else wire.waitDrain(cb)
   }
