@@ -13,6 +13,8 @@ export interface ApiRequest {
   /** The JSON body, validated against the route's `body` schema. */
   body: any
   node: StarlingNode
+  /** The API application that made the request (its HTTP Basic user name). */
+  appId: string
 }
 
 /**

@@ -49,6 +49,7 @@ export function createApiApp (node: StarlingNode, routes: RouteDef[], apps: Apps
           ? { code: CODES.EMPTY_CREDENTIALS, message: 'application id and secret are empty: send HTTP Basic credentials' }
           : { code: CODES.WRONG_CREDENTIALS, message: 'wrong application id or secret' })
       }
+      res.locals.appId = (user as { appId: string }).appId
       next()
     })(req, res, next)
   })
@@ -70,7 +71,8 @@ export function createApiApp (node: StarlingNode, routes: RouteDef[], apps: Apps
           params: req.params as Record<string, string>,
           query: req.query as Record<string, string | undefined>,
           body,
-          node
+          node,
+          appId: res.locals.appId
         })
         res.json(envelope(result))
       } catch (err) {

@@ -4,6 +4,7 @@ import { MQTT_ROUTES } from './mqtt.js'
 import { PLUGIN_ROUTES } from './plugins.js'
 import { BANNED_ROUTES } from './banned.js'
 import { AUTH_ROUTES } from './auth.js'
+import { APP_ROUTES } from './apps.js'
 import { CONFIG_ROUTES } from './configs.js'
 import { RULE_ROUTES } from './rules.js'
 import { SCHEMA_ROUTES } from './schemas.js'
@@ -15,6 +16,7 @@ export const API_ROUTES: RouteDef[] = [
   ...PLUGIN_ROUTES,
   ...BANNED_ROUTES,
   ...AUTH_ROUTES,
+  ...APP_ROUTES,
   ...CONFIG_ROUTES,
   ...RULE_ROUTES,
   ...SCHEMA_ROUTES,

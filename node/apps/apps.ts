@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { Store, StoreTable } from '../store/index.js'
+import { MAX_KEY_BYTES, type Store, type StoreTable } from '../store/index.js'
 import type { Logger } from '../logger.js'
-import { ApiError, CODES, notFound } from '../errors.js'
+import { ApiError, CODES } from '../errors.js'
 
 /**
  * An API application (EMQ X 4 `mqtt_app`): HTTP Basic credentials of the management API, as
@@ -40,14 +40,27 @@ export const APPS_TABLE = 'mqtt_app'
  */
 export type AppTables = Pick<Store, 'table'>
 
-/** Manages API applications; shared by the API's auth, `starling-ctl mgmt` and the apps API. */
+/** What {@link AppsService.add} takes (`POST /apps/`, `mgmt insert`). */
+export interface NewAppInput { app_id: string, name?: string, desc?: string, secret?: string, status?: boolean, expired?: number | null }
+
+/** What {@link AppsService.update} may change: EMQ X 3.4's `update_app` fields (never the secret). */
+export type AppChanges = Partial<Pick<App, 'name' | 'desc' | 'status' | 'expired'>>
+
+/**
+ * Manages API applications; shared by the API's auth, `starling-ctl mgmt` and the apps API
+ * (`/api/v3/apps/`). Codes: 107 a missing field, 108 a field of the wrong type or value,
+ * 113 an id that exists, 105 (HTTP 404) an unknown id, 106 deleting the default application.
+ */
 export interface AppsService {
   /** Adds an application; a missing secret is generated. Code 113 when the id exists. The answer is the only one with the secret. */
-  add: (input: { app_id: string, name?: string, desc?: string, secret?: string, status?: boolean, expired?: number | null }) => Promise<NewApp>
+  add: (input: NewAppInput) => Promise<NewApp>
   lookup: (appId: string) => App | undefined
+  /** The application `appId`, or 105 (HTTP 404) when there is none. */
+  get: (appId: string) => App
   list: () => App[]
-  update: (appId: string, changes: Partial<Pick<App, 'name' | 'desc' | 'status' | 'expired'>>) => Promise<App>
-  /** Deletes an application; the default one cannot be deleted (106). */
+  /** Changes the given fields only; 105 for an unknown id, 107 when nothing is given. */
+  update: (appId: string, changes: AppChanges) => Promise<App>
+  /** Deletes an application; 105 for an unknown id; the default one cannot be deleted (106). */
   delete: (appId: string) => Promise<void>
   /** True when `appId`/`secret` are a live, enabled application's credentials. */
   verify: (appId: string, secret: string) => boolean
@@ -84,6 +97,47 @@ function sameText (a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
+/** 108 unless `value` is text (or absent). */
+function optionalText (value: unknown, field: string): string | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') throw new ApiError(CODES.WRONG_TYPE, `${field} must be a string, not ${JSON.stringify(value)}`)
+  return value
+}
+
+/** The checked changes of an add or update: wrong types are 108. */
+function checkedChanges (input: Record<string, unknown>): AppChanges {
+  const out: AppChanges = {}
+  const name = optionalText(input.name, 'name')
+  const desc = optionalText(input.desc, 'desc')
+  if (name !== undefined) out.name = name
+  if (desc !== undefined) out.desc = desc
+  if (input.status !== undefined) {
+    if (typeof input.status !== 'boolean') throw new ApiError(CODES.WRONG_TYPE, `status must be true or false, not ${JSON.stringify(input.status)}`)
+    out.status = input.status
+  }
+  if (input.expired !== undefined) {
+    const e = input.expired
+    if (e !== null && (typeof e !== 'number' || !Number.isSafeInteger(e) || e <= 0)) {
+      throw new ApiError(CODES.WRONG_TYPE, `expired must be seconds since the epoch (a positive integer) or null for never, not ${JSON.stringify(e)}`)
+    }
+    out.expired = e
+  }
+  return out
+}
+
+/**
+ * 107/108 unless `appId` can be an application id: the HTTP Basic user name, so no `:`
+ * (Basic splits user and secret at the first one) and no control characters.
+ */
+function checkAppId (appId: unknown): string {
+  if (appId === undefined || appId === null || appId === '') throw new ApiError(CODES.MISSING_PARAMETER, 'missing parameter app_id')
+  if (typeof appId !== 'string') throw new ApiError(CODES.WRONG_TYPE, `app_id must be a string, not ${JSON.stringify(appId)}`)
+  // eslint-disable-next-line no-control-regex
+  if (/[:\u0000-\u001f\u007f]/.test(appId)) throw new ApiError(CODES.WRONG_TYPE, `app_id ${JSON.stringify(appId)} cannot hold ':' or control characters (it is the HTTP Basic user name)`)
+  if (Buffer.byteLength(appId) > MAX_KEY_BYTES) throw new ApiError(CODES.WRONG_TYPE, `app_id is too long: at most ${MAX_KEY_BYTES} bytes`)
+  return appId
+}
+
 /** The shown form of a stored application: every field but the secret. */
 function shown (app: StoredApp): App {
   return { app_id: app.app_id, name: app.name, desc: app.desc, status: app.status, expired: app.expired }
@@ -102,22 +156,25 @@ function stored (app: App, secret: string): StoredApp {
 export function createApps (tables: AppTables, logger: Logger, defaultAppId: () => string): AppsService {
   const table: StoreTable<StoredApp> = tables.table(APPS_TABLE)
   const get = (appId: string): StoredApp => {
-    const app = table.get(appId)
-    if (app === undefined) throw notFound(`application ${appId}`)
+    const app = Buffer.byteLength(appId) > MAX_KEY_BYTES ? undefined : table.get(appId)
+    if (app === undefined) throw new ApiError(CODES.USER_NOT_FOUND, `application ${appId} does not exist; GET /api/v3/apps/ (or starling-ctl mgmt list) lists them`)
     return app
   }
   const service: AppsService = {
     async add (input) {
-      if (typeof input.app_id !== 'string' || input.app_id === '') throw new ApiError(CODES.MISSING_PARAMETER, 'missing parameter app_id')
-      if (table.has(input.app_id)) throw new ApiError(CODES.USER_EXISTS, `application ${input.app_id} already exists`)
+      const appId = checkAppId(input.app_id)
+      const fields = checkedChanges(input as unknown as Record<string, unknown>)
+      const given = optionalText(input.secret, 'secret')
+      if (given === '') throw new ApiError(CODES.WRONG_TYPE, 'secret cannot be empty: leave it out to have one generated')
+      if (table.has(appId)) throw new ApiError(CODES.USER_EXISTS, `application ${appId} already exists`)
       const app: App = {
-        app_id: input.app_id,
-        name: input.name ?? input.app_id,
-        desc: input.desc ?? '',
-        status: input.status ?? true,
-        expired: input.expired ?? null
+        app_id: appId,
+        name: fields.name ?? appId,
+        desc: fields.desc ?? '',
+        status: fields.status ?? true,
+        expired: fields.expired ?? null
       }
-      const secret = input.secret ?? generateSecret()
+      const secret = given ?? generateSecret()
       await table.put(app.app_id, stored(app, secret))
       return { ...app, secret }
     },
@@ -125,9 +182,13 @@ export function createApps (tables: AppTables, logger: Logger, defaultAppId: () 
       const app = table.get(appId)
       return app === undefined ? undefined : shown(app)
     },
+    get: (appId) => shown(get(appId)),
     list: () => [...table.entries()].map(([, app]) => shown(app)),
     async update (appId, changes) {
-      const app = { ...get(appId), ...changes }
+      const checked = checkedChanges(changes as Record<string, unknown>)
+      const existing = get(appId)
+      if (Object.keys(checked).length === 0) throw new ApiError(CODES.MISSING_PARAMETER, 'nothing to change: give at least one of name, desc, status, expired')
+      const app = { ...existing, ...checked }
       await table.put(appId, app)
       return shown(app)
     },

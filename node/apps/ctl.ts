@@ -57,11 +57,8 @@ export function registerAppsControl (node: { control: ControlServer }, apps: App
   const handlers: Record<string, (req: { args: string[], options: Record<string, string | boolean> }) => unknown> = {
     'mgmt list': () => apps.list(),
     'mgmt insert': ({ args, options }) => apps.add({ app_id: args[0], name: args[1], desc: typeof options.desc === 'string' ? options.desc : '' }),
-    'mgmt lookup': ({ args }) => {
-      const app = apps.lookup(args[0])
-      if (app === undefined) throw new ApiError(CODES.UNKNOWN, `application ${args[0]} not found`)
-      return app
-    },
+    // an unknown id is 105, as in the API (GET /api/v3/apps/:appid)
+    'mgmt lookup': ({ args }) => apps.get(args[0]),
     'mgmt update': ({ args }) => {
       if (args[1] !== 'true' && args[1] !== 'false') throw new ApiError(CODES.WRONG_TYPE, `status must be true or false, got '${args[1]}'`)
       return apps.update(args[0], { status: args[1] === 'true' })
