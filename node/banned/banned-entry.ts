@@ -21,12 +21,23 @@ export const DEFAULT_BAN_SECONDS = 300
 /** `until` above this is taken for milliseconds and refused (it is the year 5138 in seconds). */
 const MAX_UNTIL = 1e11
 
-/** A banned entry as stored and returned (spec field names). */
+/** `by` of an entry that does not say who banned (EMQ X 3.4 showed its unset field so). */
+export const BANNED_BY_UNKNOWN = 'undefined'
+
+/** `by` of the entries `starling-ctl banned add` makes. */
+export const BANNED_BY_CTL = 'starling-ctl'
+
+/** A banned entry as stored and returned (spec field names, plus EMQ X 3.4's `by`). */
 export interface BannedEntry {
   who: string
   as: BannedAs
   reason: string
   desc: string
+  /**
+   * Who banned: the `by` the API request gave, else the API application that made it;
+   * `starling-ctl` for the CLI; {@link BANNED_BY_UNKNOWN} for entries older than the field.
+   */
+  by: string
   /** When the ban ends, in whole seconds since the Unix epoch (EMQ X's unit). */
   until: number
 }
@@ -37,7 +48,13 @@ export interface BannedInput {
   as?: unknown
   reason?: unknown
   desc?: unknown
+  by?: unknown
   until?: unknown
+}
+
+/** `entry` with every field, in EMQ X's order (`by` filled in for entries stored before it existed). */
+export function shownBanned (entry: Omit<BannedEntry, 'by'> & { by?: string }): BannedEntry {
+  return { who: entry.who, as: entry.as, reason: entry.reason, desc: entry.desc, by: entry.by ?? BANNED_BY_UNKNOWN, until: entry.until }
 }
 
 /** Base class: banned errors carry the spec's API code. */
@@ -116,7 +133,8 @@ export function normaliseIp (address: string): string {
 }
 
 /**
- * A complete entry from API or CLI input, checked: `reason` and `desc` default to `''`,
+ * A complete entry from API or CLI input, checked: `reason` and `desc` default to `''`, `by`
+ * to {@link BANNED_BY_UNKNOWN},
  * `until` to now + {@link DEFAULT_BAN_SECONDS}. `until` must be whole seconds in the
  * future; a value that looks like milliseconds is refused rather than banning for ever.
  */
@@ -130,6 +148,7 @@ export function parseBannedInput (input: BannedInput, nowMs: number): BannedEntr
     as,
     reason: optionalText(input.reason, 'reason'),
     desc: optionalText(input.desc, 'desc'),
+    by: input.by === undefined || input.by === null || input.by === '' ? BANNED_BY_UNKNOWN : optionalText(input.by, 'by'),
     until: input.until === undefined || input.until === null || input.until === ''
       ? nowSeconds + DEFAULT_BAN_SECONDS
       : parseUntil(input.until, nowSeconds)

@@ -18,7 +18,7 @@ import type { AccessClient, BannedList, Broker } from '../mqtt/broker.js'
 import { MAX_KEY_BYTES, type Store, type StoreTable } from '../store/index.js'
 import type { SharedData, SharedTable } from '../store/shared.js'
 import {
-  BannedEntryNotFoundError, bannedKey, normaliseIp, parseBannedAs, parseBannedInput, parseBannedWho,
+  BannedEntryNotFoundError, bannedKey, normaliseIp, parseBannedAs, parseBannedInput, parseBannedWho, shownBanned,
   type BannedAs, type BannedEntry, type BannedInput
 } from './banned-entry.js'
 
@@ -101,7 +101,7 @@ export function createBannedService (components: BannedServiceComponents, opts: 
     async add (input) {
       const entry = parseBannedInput(input, now())
       await table.put(bannedKey(entry.as, entry.who), entry)
-      logger.info({ who: entry.who, as: entry.as, until: entry.until }, 'banned entry added')
+      logger.info({ who: entry.who, as: entry.as, by: entry.by, until: entry.until }, 'banned entry added')
       return entry
     },
 
@@ -115,13 +115,14 @@ export function createBannedService (components: BannedServiceComponents, opts: 
 
     list () {
       const out: BannedEntry[] = []
-      for (const [, entry] of table.entries()) if (isLive(entry)) out.push(entry)
+      for (const [, entry] of table.entries()) if (isLive(entry)) out.push(shownBanned(entry))
       return out
     },
 
     lookup (who, as) {
       const kind = parseBannedAs(as)
-      return liveEntry(kind, parseBannedWho(who, kind))
+      const entry = liveEntry(kind, parseBannedWho(who, kind))
+      return entry === undefined ? undefined : shownBanned(entry)
     },
 
     check (client) {

@@ -4,7 +4,7 @@
  * the shape here follows its other commands (`ok` for changes) and is in docs/banned.md.
  */
 import { defineCommand, formatTable, type ControlHandlers, type ControlServer, type CtlCommand } from '../control/index.js'
-import { BANNED_AS, DEFAULT_BAN_SECONDS, type BannedEntry } from './banned-entry.js'
+import { BANNED_AS, BANNED_BY_CTL, DEFAULT_BAN_SECONDS, type BannedEntry } from './banned-entry.js'
 import type { BannedService } from './banned-service.js'
 
 const printOk = (): string => 'ok\n'
@@ -15,7 +15,7 @@ export const bannedListCommand = defineCommand<BannedEntry[]>({
   description: 'List the live entries of the banned list',
   render (entries) {
     return formatTable(entries, [
-      { key: 'as' }, { key: 'who' }, { key: 'reason' }, { key: 'desc' },
+      { key: 'as' }, { key: 'who' }, { key: 'reason' }, { key: 'desc' }, { key: 'by' },
       { key: 'until', format: (until) => `${until} (${new Date(Number(until) * 1000).toISOString()})` }
     ], { empty: 'No banned entries' })
   }
@@ -56,7 +56,7 @@ export function bannedHandlers (service: BannedService): ControlHandlers {
   return {
     'banned list': () => service.list(),
     'banned add': ({ args, options }) => service.add({
-      as: args[0], who: args[1], reason: options.reason, desc: options.desc, until: options.until
+      as: args[0], who: args[1], reason: options.reason, desc: options.desc, until: options.until, by: BANNED_BY_CTL
     }),
     'banned del': async ({ args }) => { await service.delete(args[1], args[0]); return 'ok' }
   }

@@ -3,8 +3,8 @@
  * time, the service layer the CLI and the API share, and its ctl commands. See docs/banned.md.
  */
 export {
-  BANNED_AS, DEFAULT_BAN_SECONDS, BannedError, BannedParameterMissingError, BannedParameterInvalidError,
-  BannedEntryNotFoundError, bannedKey, normaliseIp, parseBannedAs, parseBannedWho, parseBannedInput
+  BANNED_AS, BANNED_BY_CTL, BANNED_BY_UNKNOWN, DEFAULT_BAN_SECONDS, BannedError, BannedParameterMissingError, BannedParameterInvalidError,
+  BannedEntryNotFoundError, bannedKey, normaliseIp, parseBannedAs, parseBannedWho, parseBannedInput, shownBanned
 } from './banned-entry.js'
 export type { BannedAs, BannedEntry, BannedInput } from './banned-entry.js'
 export { BANNED_TABLE, DEFAULT_PURGE_INTERVAL_MS, createBannedService } from './banned-service.js'

@@ -21,8 +21,8 @@ export async function addBanned (node: StarlingNode, input: BannedInput): Promis
   return await node.rpc.call<BannedEntry>(node.name, 'banned.add', input)
 }
 
-/** `DELETE /banned/:who?as=`: 107 without `as`, HTTP 404 (code 102) when there is no such entry. */
-export async function deleteBanned (node: StarlingNode, who: string, as: string | undefined): Promise<void> {
+/** `DELETE /banned/:who?as=`: 107 without `as`, 108 for a wrong one, HTTP 404 (code 102) when there is no such entry. */
+export async function deleteBanned (node: StarlingNode, who: string, as: unknown): Promise<void> {
   await node.rpc.call(node.name, 'banned.delete', { who, as })
 }
 
@@ -30,7 +30,7 @@ export async function deleteBanned (node: StarlingNode, who: string, as: string 
 export function registerBannedOperations (node: StarlingNode): void {
   node.rpc.register('banned.list', () => node.services.banned.list())
   node.rpc.register('banned.add', async (_n, input: BannedInput) => await node.services.banned.add(input))
-  node.rpc.register('banned.delete', async (_n, args: { who: string, as: string | undefined }) => {
+  node.rpc.register('banned.delete', async (_n, args: { who: string, as: unknown }) => {
     try {
       await node.services.banned.delete(args.who, args.as as string)
     } catch (err) {

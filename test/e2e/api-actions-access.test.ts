@@ -18,9 +18,11 @@ describe('banned', () => {
 
   it('creates an entry that refuses a CONNECT with 0x8A, and deletes it', async () => {
     const entry = { who: 'api-banned', as: 'client_id', reason: 'testing', desc: 'by the API', until: inAnHour() }
-    expect(await api('POST', '/banned/', entry)).toEqual({ status: 200, body: { code: 0, data: entry } })
+    // `by`: the API application that made the request (EMQ X 3.4's field)
+    const stored = { ...entry, by: 'admin' }
+    expect(await api('POST', '/banned/', entry)).toEqual({ status: 200, body: { code: 0, data: stored } })
     expect((await refusedConnack(node, { clientId: 'api-banned', protocolVersion: 5 }))?.reasonCode).toBe(0x8a)
-    expect((await api('GET', '/banned/')).body.data).toEqual([entry])
+    expect((await api('GET', '/banned/')).body.data).toEqual([stored])
     expect((await api('DELETE', '/banned/api-banned?as=client_id')).body).toEqual({ code: 0 })
     expect((await api('GET', '/banned/')).body.data).toEqual([])
     await connect(node, { clientId: 'api-banned', protocolVersion: 5 })

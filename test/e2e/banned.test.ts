@@ -101,7 +101,7 @@ describe('starling-ctl banned', () => {
     expect(list.out).toMatch(/ctl-banned/)
     expect(list.out).toMatch(new RegExp(`${until} \\(\\d{4}-\\d\\d-\\d\\dT`))
     const json = await ctl('--json', 'banned', 'list')
-    expect(JSON.parse(json.out)).toEqual([{ who: 'ctl-banned', as: 'client_id', reason: 'testing', desc: 'from ctl', until }])
+    expect(JSON.parse(json.out)).toEqual([{ who: 'ctl-banned', as: 'client_id', reason: 'testing', desc: 'from ctl', by: 'starling-ctl', until }])
 
     expect(await ctl('banned', 'del', 'client_id', 'ctl-banned')).toEqual({ code: 0, out: 'ok\n', err: '' })
     await connect(node, { clientId: 'ctl-banned', protocolVersion: 5 })

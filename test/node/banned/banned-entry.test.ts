@@ -6,14 +6,14 @@ const NOW_MS = 1_700_000_000_500
 const NOW_S = 1_700_000_000
 
 describe('banned entry input', () => {
-  it('fills reason and desc with "" and until with now + 5 minutes (seconds)', () => {
+  it('fills reason and desc with "", by with "undefined" and until with now + 5 minutes (seconds)', () => {
     expect(parseBannedInput({ who: 'c1', as: 'client_id' }, NOW_MS))
-      .toEqual({ who: 'c1', as: 'client_id', reason: '', desc: '', until: NOW_S + DEFAULT_BAN_SECONDS })
+      .toEqual({ who: 'c1', as: 'client_id', reason: '', desc: '', by: 'undefined', until: NOW_S + DEFAULT_BAN_SECONDS })
     expect(DEFAULT_BAN_SECONDS).toBe(300)
   })
 
   it('keeps every field given, with until as a number or a numeric string', () => {
-    const entry = { who: 'u1', as: 'username', reason: 'spam', desc: 'flooding', until: NOW_S + 60 }
+    const entry = { who: 'u1', as: 'username', reason: 'spam', desc: 'flooding', by: 'ops', until: NOW_S + 60 }
     expect(parseBannedInput(entry, NOW_MS)).toEqual(entry)
     expect(parseBannedInput({ ...entry, until: String(NOW_S + 60) }, NOW_MS)).toEqual(entry)
   })
