@@ -29,6 +29,32 @@ export interface PluginConfigChange {
 /** Changes in progress per plugin manager (one node): they run one after the other. */
 const queues = new WeakMap<PluginManager, Promise<unknown>>()
 
+/**
+ * One setting in EMQ X 3.4's plugin_configs list. `desc` is the key's one-line doc;
+ * `required` says the key has no default (it must be set). EMQ X's `required` meant "set in
+ * the file" and gave unset keys the value `""`; Starling gives every key its value in force.
+ */
+export interface PluginConfigEntry {
+  key: string
+  value: string
+  desc: string
+  required: boolean
+}
+
+/** The plugin's settings as EMQ X 3.4's list, one entry per concrete key (secrets redacted). */
+export function pluginConfigEntries (plugins: PluginManager, plugin: string): PluginConfigEntry[] {
+  const { configSchema } = plugins.definition(plugin)
+  const config = plugins.readConfig(plugin) as Record<string, any>
+  const entries: PluginConfigEntry[] = []
+  for (const [schemaKey, spec] of Object.entries(configSchema)) {
+    // one schema key at a time, so that each concrete key (`auth.user.1.username`) keeps its spec
+    const one: ConfigSchema = { [schemaKey]: spec }
+    const shown = redactSecrets(one, describePluginConfig(one, { [schemaKey]: config[schemaKey] } as any))
+    for (const [key, value] of Object.entries(shown)) entries.push({ key, value, desc: spec.doc, required: spec.default === undefined })
+  }
+  return entries
+}
+
 /** The plugin's settings as text (`retainer.max_payload_size` -> `1MB`), from its file now. */
 export function readPluginConfig (plugins: PluginManager, plugin: string): Record<string, string> {
   const { configSchema } = plugins.definition(plugin)

@@ -1,18 +1,19 @@
 /**
  * Plugins of each node (spec: Plugin, Endpoints/Plugins, States and transitions): the node
- * operations `plugins.list`, `plugins.load`, `plugins.unload`, `plugins.config.get` and
- * `plugins.config.put`, and the service functions the `/api/v3/plugins/`,
+ * operations `plugins.list`, `plugins.load`, `plugins.unload`, `plugins.reload`,
+ * `plugins.config.get`, `plugins.config.entries` and `plugins.config.put`, and the service
+ * functions the `/api/v3/plugins/`,
  * `/nodes/:node/plugins/...` and `/nodes/:node/plugin_configs/:plugin` handlers call.
  * Plugins are per node: every call names its node (or asks them all, for the list).
  */
 import type { StarlingNode } from '../node.js'
-import type { ClusterList, NodeRpc } from '../rpc.js'
+import type { ClusterList, FailedNode, NodeRpc } from '../rpc.js'
 import { ApiError, CODES } from '../errors.js'
 import { PluginNotFoundError, type PluginInfo } from '../plugins/index.js'
 import { mapList, perNode } from './monitoring-service.js'
-import { changePluginConfig, readPluginConfig, type PluginConfigChange } from './plugin-config-ops.js'
+import { changePluginConfig, pluginConfigEntries, readPluginConfig, type PluginConfigChange, type PluginConfigEntry } from './plugin-config-ops.js'
 
-export type { PluginConfigChange } from './plugin-config-ops.js'
+export type { PluginConfigChange, PluginConfigEntry } from './plugin-config-ops.js'
 
 /** One node's plugins, as `GET /plugins/` lists them. */
 export interface NodePlugins {
@@ -40,9 +41,38 @@ export async function unloadPlugin (rpc: NodeRpc, node: string, plugin: string):
   await rpc.call(node, 'plugins.unload', { plugin })
 }
 
-/** `GET /nodes/:node/plugin_configs/:plugin`: the plugin's settings in force on `node`, as text. */
+/**
+ * Reloads `plugin` on `node`: its config file is read again, then the plugin is unloaded and
+ * loaded (an inactive one is loaded, as EMQ X 3.4's `reload_plugin` did); 404 when unknown,
+ * 102 when the file or the load fails (a bad file leaves the running plugin as it was).
+ */
+export async function reloadPlugin (rpc: NodeRpc, node: string, plugin: string): Promise<void> {
+  await rpc.call(node, 'plugins.reload', { plugin })
+}
+
+/**
+ * `PUT /plugins/:plugin/reload`: reloads `plugin` on every running node. Succeeds when some
+ * node reloaded it, answering the nodes that failed (with their error); when none did, fails
+ * with the first node's error.
+ */
+export async function reloadPluginEverywhere (rpc: NodeRpc, plugin: string): Promise<FailedNode[]> {
+  const answers = await rpc.callAll('plugins.reload', { plugin })
+  const failed = answers.flatMap(a => a.ok ? [] : [{ node: a.node, code: a.error.code, message: a.error.message, status: a.error.status }])
+  if (failed.length === answers.length && failed.length > 0) {
+    const first = failed[0]
+    throw new ApiError(first.code, first.message, first.status)
+  }
+  return failed.map(({ node, code, message }) => ({ node, code, message }))
+}
+
+/** `GET /nodes/:node/plugin_configs/:plugin?format=object`: the plugin's settings in force on `node`, as text. */
 export async function pluginConfig (rpc: NodeRpc, node: string, plugin: string): Promise<Record<string, string>> {
   return await rpc.call<Record<string, string>>(node, 'plugins.config.get', { plugin })
+}
+
+/** `GET /nodes/:node/plugin_configs/:plugin`: EMQ X's list, `[{key, value, desc, required}]`. */
+export async function pluginConfigList (rpc: NodeRpc, node: string, plugin: string): Promise<PluginConfigEntry[]> {
+  return await rpc.call<PluginConfigEntry[]>(node, 'plugins.config.entries', { plugin })
 }
 
 /**
@@ -69,7 +99,9 @@ export function registerPluginOperations (node: StarlingNode): void {
   node.rpc.register('plugins.list', () => plugins().list())
   node.rpc.register('plugins.load', async (_n, args: { plugin: string }) => { await known(() => plugins().load(args.plugin)) })
   node.rpc.register('plugins.unload', async (_n, args: { plugin: string }) => { await known(() => plugins().unload(args.plugin)) })
+  node.rpc.register('plugins.reload', async (_n, args: { plugin: string }) => { await known(() => plugins().reload(args.plugin)) })
   node.rpc.register('plugins.config.get', async (_n, args: { plugin: string }) => await known(() => readPluginConfig(plugins(), args.plugin)))
+  node.rpc.register('plugins.config.entries', async (_n, args: { plugin: string }) => await known(() => pluginConfigEntries(plugins(), args.plugin)))
   node.rpc.register('plugins.config.put', async (_n, args: { plugin: string, values: Record<string, string> }) =>
     await known(() => changePluginConfig(plugins(), args.plugin, args.values)))
 }

@@ -2,7 +2,8 @@
  * Plugins: the manager (load/unload at run time, `data/loaded_plugins`), its errors, the
  * `starling-ctl plugins` commands, and the plugins the node code defines.
  */
-export type { PluginContext, PluginDefinition, PluginInstance } from './types.js'
+export type { PluginContext, PluginDefinition, PluginInstance, PluginType } from './types.js'
+export { pluginTypeOf } from './types.js'
 export { createPluginManager, type PluginInfo, type PluginManager, type PluginManagerInit } from './manager.js'
 export {
   CODE_PLUGIN_ALREADY_STARTED, CODE_PLUGIN_ALREADY_STOPPED, CODE_UNKNOWN_ERROR, LoadedPluginsFileError,

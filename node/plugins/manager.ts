@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path'
 import { loadPluginConfig, resolvePath } from '../config/index.js'
 import type { Logger } from '../logger.js'
 import type { StarlingNode } from '../node.js'
-import type { PluginDefinition, PluginInstance } from './types.js'
+import { pluginTypeOf, type PluginDefinition, type PluginInstance, type PluginType } from './types.js'
 import {
   PluginAlreadyStartedError, PluginLoadError, PluginNotFoundError, PluginNotStartedError
 } from './errors.js'
@@ -21,6 +21,8 @@ export interface PluginInfo {
   description: string
   /** Whether the plugin is loaded now. */
   active: boolean
+  /** EMQ X 3.4's plugin type (`auth`, `protocol`, `bridge`, `backend`, `feature`). */
+  type: PluginType
 }
 
 /** What {@link createPluginManager} needs. */
@@ -118,7 +120,7 @@ export function createPluginManager (init: PluginManagerInit): PluginManager {
 
   function infoOf (slot: Slot): PluginInfo {
     const { name, version, description } = slot.def
-    return { name, version, description, active: slot.instance !== undefined }
+    return { name, version, description, active: slot.instance !== undefined, type: pluginTypeOf(slot.def) }
   }
 
   function configFile (name: string): string {

@@ -18,6 +18,27 @@ export interface PluginInstance {
   unload: () => Promise<void>
 }
 
+/** EMQ X 3.4's plugin types (`emqx_plugins:plugin_type/1`): anything else was `feature`. */
+export type PluginType = 'auth' | 'protocol' | 'backend' | 'bridge' | 'feature'
+
+/** Gateways of other protocols, as EMQ X typed emqx_coap, emqx_lwm2m, emqx_sn and emqx_stomp. */
+const PROTOCOL_PLUGINS = new Set(['svc_coap', 'svc_lwm2m', 'svc_sn', 'svc_stomp'])
+
+/**
+ * The type of a plugin as EMQ X 3.4 gave it: `auth` for the `svc_auth_*` plugins, `protocol`
+ * for the gateways, `bridge` for `svc_bridge_*`, `backend` for `svc_backend_*`, `feature` for
+ * the rest (retainer, delayed publish, rule engine, management, web hook ...). A definition's
+ * own `type` wins.
+ */
+export function pluginTypeOf (def: Pick<PluginDefinition, 'name' | 'type'>): PluginType {
+  if (def.type !== undefined) return def.type
+  if (def.name.startsWith('svc_auth_')) return 'auth'
+  if (PROTOCOL_PLUGINS.has(def.name)) return 'protocol'
+  if (def.name.startsWith('svc_bridge_')) return 'bridge'
+  if (def.name.startsWith('svc_backend_')) return 'backend'
+  return 'feature'
+}
+
 /**
  * A plugin as the code defines it. Every `svc_*` name the code implements is one of these
  * (spec: Plugin fields `name`, `version`, `description`, `active`).
@@ -28,6 +49,11 @@ export interface PluginDefinition {
   /** The plugin's version, e.g. `0.1.0`. */
   version: string
   description: string
+  /**
+   * EMQ X's plugin type (its `-emqx_plugin(Type)` attribute), shown as `type` in the plugin
+   * lists. Default: {@link pluginTypeOf} infers it from the name.
+   */
+  type?: PluginType
   /** Keys of `etc/plugins/<name>.conf` (parsed with loadPluginConfig). */
   configSchema: ConfigSchema
   /**

@@ -38,7 +38,7 @@ async function retainedAfterPublish (topic: string, payload: string): Promise<st
 }
 
 describe('plugins', () => {
-  it('lists the plugins of every node and of one node with the spec fields', async () => {
+  it('lists the plugins of every node and of one node with the spec fields and EMQ X 3.4\'s type', async () => {
     const all = await api('GET', '/plugins/')
     expect(all.status).toBe(200)
     expect(all.body.data).toHaveLength(1)
@@ -46,10 +46,12 @@ describe('plugins', () => {
     const plugins = all.body.data[0].plugins
     expect(plugins.map((p: any) => p.name)).toContain('svc_retainer')
     for (const p of plugins) {
-      expect(Object.keys(p).sort()).toEqual(['active', 'description', 'name', 'version'])
+      expect(Object.keys(p).sort()).toEqual(['active', 'description', 'name', 'type', 'version'])
       expect(typeof p.active).toBe('boolean')
       expect(typeof p.version).toBe('string')
     }
+    const typeOf = (name: string): string => plugins.find((p: any) => p.name === name).type
+    expect([typeOf('svc_auth_username'), typeOf('svc_retainer'), typeOf('svc_management'), typeOf('svc_rule_engine')]).toEqual(['auth', 'feature', 'feature', 'feature'])
     const one = await api('GET', `/nodes/${node.name}/plugins/`)
     expect(one.body).toEqual({ code: 0, data: plugins })
   })
@@ -88,8 +90,22 @@ describe('plugin_configs', () => {
   const path = (plugin: string): string => `/nodes/${node.name}/plugin_configs/${plugin}`
   const file = (plugin: string): string => join(etcDir, 'plugins', `${plugin}.conf`)
 
-  it('reads a plugin\'s settings as text', async () => {
-    const res = await api('GET', path('svc_retainer'))
+  it('reads a plugin\'s settings as EMQ X 3.4\'s list of {key, value, desc, required}, and as an object with ?format=object', async () => {
+    const list = await api('GET', path('svc_retainer'))
+    expect(list.status).toBe(200)
+    expect(list.body.data.map((e: any) => [e.key, e.value, e.required])).toEqual([
+      ['retainer.storage_type', 'disc', false],
+      ['retainer.max_retained_messages', '0', false],
+      ['retainer.max_payload_size', '1MB', false],
+      ['retainer.expiry_interval', '0s', false]
+    ])
+    for (const e of list.body.data) {
+      expect(Object.keys(e).sort()).toEqual(['desc', 'key', 'required', 'value'])
+      expect(e.desc).not.toBe('')
+    }
+    expect((await api('GET', `${path('svc_retainer')}?format=list`)).body).toEqual(list.body)
+    expectError(await api('GET', `${path('svc_retainer')}?format=xml`), 108, 400)
+    const res = await api('GET', `${path('svc_retainer')}?format=object`)
     expect(res.body).toEqual({
       code: 0,
       data: {
@@ -106,7 +122,7 @@ describe('plugin_configs', () => {
     expect(res.body).toEqual({ code: 0, data: { reload_required: ['retainer.max_payload_size'], reloaded: true } })
     expect(readFileSync(file('svc_retainer'), 'utf8')).toMatch(/^retainer\.max_payload_size = 8$/m)
     expect(readFileSync(file('svc_retainer'), 'utf8')).toMatch(/^## Largest payload of a retained message/m) // comments stay
-    expect((await api('GET', path('svc_retainer'))).body.data['retainer.max_payload_size']).toBe('8')
+    expect((await api('GET', `${path('svc_retainer')}?format=object`)).body.data['retainer.max_payload_size']).toBe('8')
     expect(await retainedAfterPublish('plugin-configs/big', 'longer than eight')).toEqual([])
     expect(await retainedAfterPublish('plugin-configs/small', 'short')).toEqual(['short'])
     expect((await api('PUT', path('svc_retainer'), { 'retainer.max_payload_size': '1MB' })).body.data.reloaded).toBe(true)
@@ -117,7 +133,8 @@ describe('plugin_configs', () => {
     expect(res.body.data).toEqual({ reload_required: ['auth.user.password_hash', 'auth.user.1.username', 'auth.user.1.password'], reloaded: false })
     expect(node.services.plugins.isActive('svc_auth_username')).toBe(false)
     expect(node.services.plugins.readConfig('svc_auth_username')['auth.user.password_hash']).toBe('bcrypt')
-    expect((await api('GET', path('svc_auth_username'))).body.data).toMatchObject({ 'auth.user.1.username': 'preset' })
+    expect((await api('GET', path('svc_auth_username'))).body.data).toContainEqual(expect.objectContaining({ key: 'auth.user.1.username', value: 'preset' }))
+    expect((await api('GET', path('svc_auth_username'))).body.data).toContainEqual(expect.objectContaining({ key: 'auth.user.1.password', required: true }))
   })
 
   it('refuses bad input with its code, leaving the file and the plugin as they were', async () => {
@@ -139,7 +156,7 @@ describe('plugin_configs', () => {
     expectError(await api('GET', path('svc_nothing')), 102, 404)
     expectError(await api('GET', `/nodes/nobody@nowhere/plugin_configs/svc_retainer`), 102, 404)
     expect(readFileSync(file('svc_retainer'), 'utf8')).toBe(before)
-    expect((await api('GET', path('svc_retainer'))).body.data['retainer.max_payload_size']).toBe('1MB')
+    expect((await api('GET', `${path('svc_retainer')}?format=object`)).body.data['retainer.max_payload_size']).toBe('1MB')
     expect(node.services.plugins.isActive('svc_retainer')).toBe(true)
   })
 })

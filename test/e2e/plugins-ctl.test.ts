@@ -47,7 +47,7 @@ describe('starling-ctl plugins list', () => {
     const { code, out } = await ctl('plugins', 'list', '--json')
     expect(code).toBe(0)
     expect(JSON.parse(out)).toEqual(p.manager.list())
-    for (const plugin of JSON.parse(out)) expect(Object.keys(plugin).sort()).toEqual(['active', 'description', 'name', 'version'])
+    for (const plugin of JSON.parse(out)) expect(Object.keys(plugin).sort()).toEqual(['active', 'description', 'name', 'type', 'version'])
   })
 })
 

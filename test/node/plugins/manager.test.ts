@@ -95,12 +95,12 @@ describe('plugin manager: start', () => {
 })
 
 describe('plugin manager: list', () => {
-  it('lists every defined plugin by name with the spec fields name, version, description, active', async () => {
+  it('lists every defined plugin by name with the spec fields name, version, description, active, and EMQ X\'s type', async () => {
     const { manager } = managerOf([recorder('svc_z', { loadedByDefault: true }), recorder('svc_m')])
     await manager.start()
     expect(manager.list()).toEqual([
-      { name: 'svc_m', version: '1.2.3', description: 'test plugin svc_m', active: false },
-      { name: 'svc_z', version: '1.2.3', description: 'test plugin svc_z', active: true }
+      { name: 'svc_m', version: '1.2.3', description: 'test plugin svc_m', active: false, type: 'feature' },
+      { name: 'svc_z', version: '1.2.3', description: 'test plugin svc_z', active: true, type: 'feature' }
     ])
   })
 })
@@ -109,7 +109,7 @@ describe('plugin manager: load and unload', () => {
   it('loads an inactive plugin and records it in data/loaded_plugins', async () => {
     const { manager, listFile } = managerOf([recorder('svc_a', { loadedByDefault: true }), recorder('svc_b')])
     await manager.start()
-    expect(await manager.load('svc_b')).toEqual({ name: 'svc_b', version: '1.2.3', description: 'test plugin svc_b', active: true })
+    expect(await manager.load('svc_b')).toEqual({ name: 'svc_b', version: '1.2.3', description: 'test plugin svc_b', active: true, type: 'feature' })
     expect(readFileSync(listFile, 'utf8')).toBe('{svc_a, true}.\n{svc_b, true}.\n')
   })
 
