@@ -8,6 +8,7 @@
 import { clusterResult, defineRoutes, type ApiRequest, type ApiResult, type RouteDef } from '../route-table.js'
 import { paginate, pageOf } from '../pagination.js'
 import { clusterItems, kickClient, nodeItems } from '../../node/ops/monitoring-service.js'
+import { cleanNodePersistentSession, cleanPersistentSession } from '../../node/ops/sessions.js'
 
 /** A paginated cluster-wide list of operation `op`. */
 async function clusterPage (req: ApiRequest, op: string, args: object = {}): Promise<ApiResult> {
@@ -62,6 +63,21 @@ export const CLIENT_ROUTES = defineRoutes([
     handler: async (req) => ({ data: await nodeItems(req.node.rpc, req.params.node, 'connections.list', { username: req.params.username }) })
   },
   ...clientResource('sessions', 'sessions.list', ['list_sessions', 'list_node_sessions', 'lookup_session', 'lookup_node_session'], 'sessions'),
+  {
+    // EMQ X 3.4's names, spelling included (`presisent`), as scripts and the index know them
+    name: 'clean_presisent_session',
+    method: 'DELETE',
+    path: '/sessions/persistent/:clientid',
+    descr: 'Clean a persistent session of an away client in the cluster',
+    handler: async (req) => { await cleanPersistentSession(req.node.rpc, req.params.clientid); return undefined }
+  },
+  {
+    name: 'clean_node_presisent_session',
+    method: 'DELETE',
+    path: '/nodes/:node/sessions/persistent/:clientid',
+    descr: 'Clean a persistent session of an away client on a node',
+    handler: async (req) => { await cleanNodePersistentSession(req.node.rpc, req.params.node, req.params.clientid); return undefined }
+  },
   ...clientResource('subscriptions', 'subscriptions.list', ['list_subscriptions', 'list_node_subscriptions', 'lookup_client_subscriptions', 'lookup_client_subscriptions_with_node'], 'subscriptions'),
   { name: 'list_routes', method: 'GET', path: '/routes/', paginated: true, descr: 'List routes of the cluster', handler: async (req) => await clusterPage(req, 'routes.list') },
   {

@@ -1,12 +1,16 @@
 /**
  * The sessions of one node (the spec's Session resource): the sessions of connected
- * clients and the persistent sessions whose client is away. Node operation
- * `sessions.list` (`{clientid?}`). Field choices are in docs/api.md (Sessions).
+ * clients and the persistent sessions whose client is away. Node operations
+ * `sessions.list` (`{clientid?}`) and `sessions.clean` (`{clientid}`: ends an away
+ * persistent session, EMQ X 3.4's `clean_session`). Field choices are in docs/api.md (Sessions).
  */
 import type { StarlingNode } from '../node.js'
+import type { NodeRpc } from '../rpc.js'
+import { ApiError, CODES } from '../errors.js'
 import { wireOf } from '../mqtt/broker.js'
 import { stateOf } from '../mqtt/client-state.js'
-import type { PersistentSessionInfo } from '../mqtt/persistence.js'
+import type { PersistentSessionInfo, StorePersistence } from '../mqtt/persistence.js'
+import { willPublish } from '../mqtt/will.js'
 import { formatDatetime } from '../sys/sys-info.js'
 import { bufferedBytes, connectedClients } from './connections.js'
 
@@ -183,8 +187,70 @@ export function sessionsOf (node: StarlingNode, filter: { clientid?: string } = 
   return out.map(ordered)
 }
 
-/** Starts recording session facts and registers `sessions.list` on `node.rpc`. */
+/**
+ * What one node did with `sessions.clean`: ended the client's away session (`cleaned`),
+ * refused because the client is connected to it (`connected`), or had no session of it.
+ */
+export type SessionCleanOutcome = 'cleaned' | 'connected' | 'absent'
+
+/**
+ * Ends the persistent session of `clientid` on `node` while its client is away: its stored
+ * subscriptions (and the routes they held), queued and in-flight messages, QoS 2 state are
+ * dropped, as when the session expires; a will still waiting for its Will Delay Interval is
+ * published now, the session having ended [MQTT-3.1.3-9]. A connected client's session is
+ * left alone (`connected`): kick the client first (EMQ X's `running_session`).
+ */
+export async function cleanAwaySession (node: StarlingNode, clientid: string): Promise<SessionCleanOutcome> {
+  const aedes = node.broker.aedes
+  if (Object.hasOwn(aedes.clients, clientid)) return 'connected'
+  const persistence: StorePersistence | undefined = aedes.persistence
+  if (persistence === undefined) return 'absent'
+  const stored = storedSessions(node).has(clientid)
+  const will = await persistence.getWill({ id: clientid })
+  if (!stored && will === undefined) return 'absent'
+  if (will !== undefined) {
+    await persistence.delWill({ id: clientid })
+    await new Promise<void>(resolve => aedes.publish({ ...willPublish(will), cmd: 'publish' }, () => resolve()))
+  }
+  await persistence.dropSession(clientid)
+  recordsByNode.get(node)?.records.delete(clientid)
+  return 'cleaned'
+}
+
+/** The error of a clean that did nothing: the client is connected (102, HTTP 400) or has no session (102, HTTP 404). */
+function cleanRefused (clientid: string, outcome: SessionCleanOutcome, where: string): ApiError {
+  if (outcome === 'connected') {
+    return new ApiError(CODES.UNKNOWN, `client ${clientid} is connected${where}: only the session of an away client can be cleaned; kick it first (DELETE /api/v3/connections/${clientid})`, 400)
+  }
+  return new ApiError(CODES.UNKNOWN, `no persistent session of client ${clientid}${where}`, 404)
+}
+
+/**
+ * `DELETE /sessions/persistent/:clientid`: every running node ends its away session of
+ * `clientid` (a session lives on one node, but a node that was away when the client moved
+ * may still hold one). Succeeds when a node cleaned one; refused when the client is
+ * connected anywhere (nothing is cleaned then), 404 when no node had one (naming the nodes
+ * that did not answer).
+ */
+export async function cleanPersistentSession (rpc: NodeRpc, clientid: string): Promise<void> {
+  const connected = await rpc.callAll<unknown[]>('connections.list', { clientid })
+  if (connected.some(a => a.ok && a.result.length > 0)) throw cleanRefused(clientid, 'connected', '')
+  const answers = await rpc.callAll<SessionCleanOutcome>('sessions.clean', { clientid })
+  if (answers.some(a => a.ok && a.result === 'cleaned')) return
+  if (answers.some(a => a.ok && a.result === 'connected')) throw cleanRefused(clientid, 'connected', '')
+  const failed = answers.filter(a => !a.ok).map(a => a.node)
+  throw cleanRefused(clientid, 'absent', failed.length > 0 ? ` (nodes that did not answer: ${failed.join(', ')})` : '')
+}
+
+/** `DELETE /nodes/:node/sessions/persistent/:clientid`: the same on `node` only. */
+export async function cleanNodePersistentSession (rpc: NodeRpc, node: string, clientid: string): Promise<void> {
+  const outcome = await rpc.call<SessionCleanOutcome>(node, 'sessions.clean', { clientid })
+  if (outcome !== 'cleaned') throw cleanRefused(clientid, outcome, ` on node ${node}`)
+}
+
+/** Starts recording session facts and registers `sessions.list` and `sessions.clean` on `node.rpc`. */
 export function registerSessionOperations (node: StarlingNode): void {
   recordsByNode.set(node, new SessionRecords(node))
   node.rpc.register('sessions.list', (n, args: { clientid?: string } | undefined): Session[] => sessionsOf(n, args ?? {}))
+  node.rpc.register('sessions.clean', async (n, args: { clientid: string }) => await cleanAwaySession(n, args.clientid))
 }
