@@ -9,8 +9,10 @@ export interface WireLimits extends SubscribePolicy {
   maxQos: number
   /** `mqtt.retain_available`. */
   retainAvailable: boolean
-  /** `mqtt.max_packet_size`: a frame above it is left to aedes, which rejects it (0x95). */
+  /** `mqtt.max_packet_size`: a frame above it (header included) closes the connection (0x95) before its body is read. */
   maxPacketSize: number
+  /** `mqtt.strict_mode`: the validator's checks beyond the standard (control characters, payload format). */
+  strictMode: boolean
   /** Bytes buffered for one socket before `write` asks the writer to wait for 'drain'. */
   highWaterMark: number
   /** Unsent bytes for one socket above which QoS 0 deliveries to it are dropped. */

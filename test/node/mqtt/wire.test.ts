@@ -4,7 +4,7 @@ import { Wire, type WireLimits } from '../../../node/mqtt/wire.js'
 import { createMetrics } from '../../../node/metrics.js'
 
 const limits: WireLimits = {
-  receiveMaximum: 32, maxQos: 2, retainAvailable: true, maxPacketSize: 1024 * 1024,
+  receiveMaximum: 32, maxQos: 2, retainAvailable: true, maxPacketSize: 1024 * 1024, strictMode: false,
   highWaterMark: 64 * 1024, dropThreshold: 8 * 1024 * 1024,
   sharedSubscription: true, wildcardSubscription: true, maxTopicLevels: 0
 }
