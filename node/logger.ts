@@ -1,6 +1,12 @@
-import { pino, type Logger, type LevelWithSilent } from 'pino'
+import { pino, type Logger, type LevelWithSilent, type DestinationStream } from 'pino'
+import { openLogFile, type LogFile, type LogFileOptions } from './log-file.js'
 
 export type { Logger }
+export type { LogFileOptions }
+
+/** Where the log goes (`log.to`, EMQ X 4's values): nowhere, the file, standard output, or both. */
+export const LOG_TARGETS = ['off', 'file', 'console', 'both'] as const
+export type LogTarget = typeof LOG_TARGETS[number]
 
 /** Log levels accepted by `log.level` (EMQ X names; `warning` maps to pino's `warn`). */
 export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const
@@ -19,16 +25,60 @@ export function pinoLevel (level: LogLevel | 'silent'): LevelWithSilent {
   }
 }
 
+/** Options of {@link createLogger}. */
+export interface LoggerOptions {
+  level: LogLevel | 'silent'
+  /** The node's name, on every line. */
+  node?: string
+  /** Where lines go (default `console`); `off` writes nothing whatever the level. */
+  to?: LogTarget
+  /** The file of `to = file | both` (required for those). */
+  file?: LogFileOptions
+  /** With `to = console` (or `both`): a stream instead of standard output (tests). */
+  destination?: NodeJS.WritableStream
+}
+
 /**
  * Creates the node's root logger. Components take a child of it
  * (`logger.child({ component: 'mqtt:listeners' })`), never a logger of their own.
+ *
+ * One root logger writes to every target, so its level (`log.level`, `starling-ctl log
+ * set-level`) is the level of the console and of the file alike. The console keeps
+ * pino's default destination (standard output through SonicBoom); the file is
+ * asynchronous too (see `log-file.ts`): `logger.flush(cb)` calls `cb` once its lines are
+ * written. Both are written out synchronously at exit by pino's exit handler. Throws when
+ * the file cannot be opened.
  */
-export function createLogger (opts: { level: LogLevel | 'silent', node?: string, destination?: NodeJS.WritableStream }): Logger {
-  return pino({
-    level: pinoLevel(opts.level),
+export function createLogger (opts: LoggerOptions): Logger {
+  const to = opts.to ?? 'console'
+  const options = {
+    level: to === 'off' ? 'silent' : pinoLevel(opts.level),
     base: opts.node ? { node: opts.node } : undefined,
     timestamp: pino.stdTimeFunctions.isoTime
-  }, opts.destination as any)
+  }
+  if (to === 'off') return pino(options)
+  if (to === 'console') return pino(options, opts.destination as any)
+  if (opts.file === undefined) throw new Error(`log.to = ${to} needs the log file's options`)
+  const file = openLogFile(opts.file)
+  if (to === 'file') return pino(options, file)
+  const console = (opts.destination as DestinationStream | undefined) ?? pino.destination({ dest: process.stdout.fd ?? 1, sync: false, minLength: 0 })
+  return pino(options, bothTargets(console, file))
+}
+
+/**
+ * `log.to = both`: every line to the console and to the file (the root logger's level has
+ * already filtered it). Not pino's multistream: that one has no `flush(cb)`, and the
+ * shutdown path waits for the file through `logger.flush(cb)`.
+ */
+function bothTargets (console: DestinationStream, file: LogFile): DestinationStream & Pick<LogFile, 'flush' | 'flushSync'> {
+  return {
+    write (line: string): void {
+      console.write(line)
+      file.write(line)
+    },
+    flush: (cb) => file.flush(cb),
+    flushSync: () => file.flushSync()
+  }
 }
 
 /** A logger that drops everything: for tests and embedded use. */
