@@ -3,7 +3,9 @@
  * <Level>`): EMQ X's level names, mapped to pino's as `log.level` is (notice -> info,
  * critical/alert/emergency -> fatal). Components log through children of the root
  * logger, which follow the root's level unless they set their own, so changing the root
- * changes them all. The change lasts until the node restarts (then `log.level` applies).
+ * changes them all. The root logger writes every target of `log.to` (the console and
+ * the log file), so the level is the file's too. The change lasts until the node restarts
+ * (then `log.level` applies).
  */
 import { LOG_LEVELS, pinoLevel, type LogLevel, type Logger } from '../logger.js'
 import type { ControlServer } from '../control/server.js'
