@@ -23,7 +23,6 @@ export const UNSUPPORTED_PROTOCOL_VERSION = 0x84
 
 const CONNECT = 1
 const PUBLISH = 3
-const PUBACK = 4
 const PUBREL = 6
 const PUBCOMP = 7
 const SUBSCRIBE = 8
@@ -54,13 +53,10 @@ function problem (reasonCode: number, message: string): PacketProblem {
  * Returns null when the frame is valid.
  */
 export function checkPacket (buf: Buffer, b0: number, body: number, end: number, version: number, strict: boolean): PacketProblem | null {
+  const header = checkHeader(b0, version)
+  if (header !== null) return header
   const type = b0 >> 4
   const v5 = version === 5
-  const flags = FLAGS[type]
-  if (type === 0 || (type === AUTH && !v5)) return problem(MALFORMED, `reserved packet type ${type}`)
-  if (flags === -2) return problem(PROTOCOL_ERROR, `packet type ${type} is sent by servers only`)
-  // [MQTT-2.2.2-1] [MQTT-2.2.2-2] reserved flag bits
-  if (flags >= 0 && (b0 & 15) !== flags) return problem(MALFORMED, `packet type ${type} with reserved flags 0x${(b0 & 15).toString(16)} [MQTT-2.2.2-2]`)
   const len = end - body
   switch (type) {
     case CONNECT: return checkConnect(buf, body, end, strict)
@@ -85,6 +81,20 @@ export function checkPacket (buf: Buffer, b0: number, body: number, end: number,
       return len === 3 ? null : propertiesToEnd(buf, body + 3, end, ACK_PROPS, strict)
     }
   }
+}
+
+/**
+ * The first byte alone: packet type and reserved flags [MQTT-2.2.2-2]. The scan checks it
+ * as soon as the byte arrives, so a stream of garbage is refused without waiting for the
+ * body its bogus length announces.
+ */
+export function checkHeader (b0: number, version: number): PacketProblem | null {
+  const type = b0 >> 4
+  const flags = FLAGS[type]
+  if (type === 0 || (type === AUTH && version !== 5 && version !== 0)) return problem(MALFORMED, `reserved packet type ${type}`)
+  if (flags === -2) return problem(PROTOCOL_ERROR, `packet type ${type} is sent by servers only`)
+  if (flags >= 0 && (b0 & 15) !== flags) return problem(MALFORMED, `packet type ${type} with reserved flags 0x${(b0 & 15).toString(16)} [MQTT-2.2.2-2]`)
+  return null
 }
 
 /** A property block that must end the packet. */
@@ -241,4 +251,25 @@ function checkSubscribe (buf: Buffer, body: number, end: number, subscribe: bool
     }
   }
   return null
+}
+
+/**
+ * End offset of the PUBLISH prefix the scan reads: topic length, topic, the packet id for
+ * QoS 1/2 and (v5) the property block. Beyond what is in `buf` while it cannot be known yet.
+ */
+export function publishPrefix (buf: Buffer, body: number, end: number, hasId: boolean, v5: boolean): number {
+  if (body + 2 > buf.length) return Math.min(body + 2, end)
+  const p = body + 2 + buf.readUInt16BE(body) + (hasId ? 2 : 0)
+  if (!v5 || p >= end) return Math.min(p, end)
+  // the property length: up to four bytes, then that many bytes of properties
+  let len = 0
+  let mul = 1
+  for (let i = p; i < p + 4; i++) {
+    if (i >= buf.length) return Math.min(i + 1, end)
+    const byte = buf[i]
+    len += (byte & 127) * mul
+    mul *= 128
+    if ((byte & 128) === 0) return Math.min(i + 1 + len, end)
+  }
+  return Math.min(p + 4, end) // malformed: the validator says so
 }
