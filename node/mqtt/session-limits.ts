@@ -119,10 +119,13 @@ export class SubscriptionQuota {
 /**
  * `mqtt.max_awaiting_rel`: when a client already has this many incoming QoS 2 messages
  * awaiting their PUBREL, a new one (not a retransmission of one of them) is refused: it is
- * not published, counted as dropped (reason `awaiting_rel_full`), and answered with PUBREC
- * 0x97 (Quota exceeded) for MQTT 5, a plain PUBREC for 3.1.1. EMQ X 4.x answers 0x93
- * (Receive Maximum exceeded), which is not a PUBREC reason code [MQTT-3.5.2.1]: mqtt.js
- * and other clients that check it drop the connection.
+ * not published and counted as dropped (reason `awaiting_rel_full`). MQTT 5 gets PUBREC 0x97
+ * (Quota exceeded): the client knows. EMQ X 4.x answers 0x93 (Receive Maximum exceeded),
+ * which is not a PUBREC reason code [MQTT-3.5.2.1]: mqtt.js and other clients that check it
+ * drop the connection. MQTT 3.1.1 has no way to refuse a PUBLISH: EMQ X answers a plain
+ * PUBREC and drops the message, which tells the publisher it was received. Starling never
+ * acknowledges what it did not keep, so a 3.1.1 client over the limit is disconnected
+ * instead, its refused message unacknowledged (it sends it again on a persistent session).
  *
  * aedes stores a QoS 2 message's state a few promise hops after authorizing it, so PUBLISHes
  * read in one batch would all pass a check of the stored state alone: the ones admitted in
@@ -165,12 +168,15 @@ export class AwaitingRelLimit {
 function refuse (wire: Wire | undefined, client: any, packet: any, dropped: DropReporter): void {
   packet._notAuthorized = true // aedes' own flag: enqueuePublish skips the message
   dropped(packet, 'awaiting_rel_full')
-  if (wire !== undefined) {
+  if (wire === undefined) return
+  if (client.version === 5) {
     const id = packet.messageId as number
-    wire.writeFrame(client.version === 5
-      ? Buffer.from([0x50, 3, id >> 8, id & 0xff, 0x97])
-      : Buffer.from([0x50, 2, id >> 8, id & 0xff]))
+    wire.writeFrame(Buffer.from([0x50, 3, id >> 8, id & 0xff, 0x97]))
+    return
   }
+  // 3.1.1: no PUBREC for a message not kept; the connection closes (see the class comment)
+  wire.closeReason = 'awaiting_rel_full'
+  wire.socket.destroy()
 }
 
 /**

@@ -97,14 +97,22 @@ describe('mqtt.max_awaiting_rel = 2', () => {
     expect(node().metrics['messages/qos2/dropped'] - before).toBe(1)
   })
 
-  it('drops an MQTT 3.1.1 QoS 2 PUBLISH beyond the limit (answered with a plain PUBREC, as EMQ X does)', async () => {
-    const { raw, got } = await threeUnreleased(4, 'awaiting-v4')
-    // the refusal's PUBREC may overtake the others: it is written before they are
-    expect(raw.packets.filter(p => p.cmd === 'pubrec').map(p => p.messageId).sort()).toEqual([1, 2, 3])
+  it('disconnects an MQTT 3.1.1 client whose QoS 2 PUBLISH is beyond the limit, without acknowledging it (EMQ X acknowledges and drops it)', async () => {
+    const before = node().metrics['messages/qos2/dropped']
+    const sub = await connect(node(), { protocolVersion: 4 })
+    const got: string[] = []
+    sub.on('message', (_t, payload) => got.push(payload.toString()))
+    await sub.subscribeAsync('awaiting/awaiting-v4', { qos: 0 })
+    const raw = await openRawSession(node(), 4, 'awaiting-v4')
+    for (let id = 1; id <= 3; id++) raw.send({ cmd: 'publish', topic: 'awaiting/awaiting-v4', payload: `m${id}`, qos: 2, messageId: id })
+    await waitFor(() => raw.closed(), 'the connection closed')
+    // the refused message was never acknowledged: its publisher still owns it
+    expect(raw.packets.filter(p => p.cmd === 'pubrec').map(p => p.messageId)).not.toContain(3)
     const via = await connect(node(), { protocolVersion: 4 })
     await via.publishAsync('awaiting/awaiting-v4', 'marker', { qos: 1 })
     await waitFor(() => got.includes('marker'), 'marker')
     expect(got).toEqual(['m1', 'm2', 'marker'])
+    expect(node().metrics['messages/qos2/dropped'] - before).toBe(1)
   })
 })
 
