@@ -8,7 +8,7 @@
 ## that, npm install skips them, and package-lock.json still pins everything else.
 
 ## ---- build: every dependency (TypeScript is a dev dependency), compile, then drop dev deps
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
@@ -23,7 +23,7 @@ RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
 
 ## ---- runtime: production dependencies, dist/, the launchers in bin/, etc/
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # openssl: etc/certs/make-dev-certs.sh makes the development TLS certificate of the 8883 and
 # 8084 listeners at first start when none is mounted (not for production: mount your own and
 # set listener.ssl.external.keyfile/certfile/cacertfile)

@@ -12,7 +12,7 @@
  * {@link SYSMON_SUPPRESS_MS}. `busy_port` and `busy_dist_port` have no Node.js equivalent
  * and are never published. Payloads: docs/sys-topics.md.
  */
-import { PerformanceObserver, monitorEventLoopDelay, constants, type IntervalHistogram } from 'node:perf_hooks'
+import { PerformanceObserver, monitorEventLoopDelay, constants, type ELDHistogram } from 'node:perf_hooks'
 import { getHeapStatistics } from 'node:v8'
 import type { Logger } from '../logger.js'
 import { publishSys, sysTopicPrefix } from './sys-publish.js'
@@ -84,7 +84,7 @@ export function createSysmon (node: SysmonNode): NodeService {
   const prefix = sysTopicPrefix(node.name)
   const lastWarned = new Map<string, number>()
   let gcObserver: PerformanceObserver | null = null
-  let loopDelay: IntervalHistogram | null = null
+  let loopDelay: ELDHistogram | null = null
   let timer: ReturnType<typeof setInterval> | null = null
 
   function warn (event: 'long_gc' | 'long_schedule' | 'large_heap', payload: { ts: number }): void {
