@@ -4,23 +4,37 @@
  * `partitioned` alarm), node RPC for the API and CLI, and the sync of routes, sessions and
  * cluster-wide data, each in its own module.
  *
- * Membership: every node keeps the members it knows in its store (`cluster_members`), so a
- * restarted node dials them again by itself. When a link comes up the two nodes swap member
- * lists (a node joining one member learns the others and dials them: a full mesh) and full
- * snapshots of routes, client registry and data digests; afterwards deltas travel on the
- * links, and gossipsub heartbeats carry each node's data digests, from which a node that
- * missed something pulls what differs (anti-entropy).
+ * Membership: every node keeps stamped membership records (cluster/member-book.ts) in its
+ * store, so a restarted node dials its members again by itself. When a link comes up the
+ * two nodes swap their whole books (a node joining one member learns the others and dials
+ * them: a full mesh); each change (a join, a leave, a force-leave) then travels to every
+ * linked node, which passes on what was news to it. Only then are the two nodes members to
+ * each other: routes, client registry and data digests are exchanged, and afterwards their
+ * deltas; gossipsub heartbeats carry each node's data digests, from which a node that missed
+ * something pulls what differs (anti-entropy).
+ *
+ * Invariants:
+ * - Every node dials every node its book records as a member, and `cluster status` lists
+ *   each of them: running when linked and admitted, stopped otherwise (with the
+ *   `partitioned` alarm). No member is known but silently unlinked.
+ * - A link is admitted (routes and sessions flow) only once each side's book, after the
+ *   swap, records the other as a member. A node whose view of this node is stale (it holds
+ *   an older epoch of it: it was down while this node left, or joined elsewhere) is told
+ *   `not-member` and the link is closed; a node told by a newer tombstone that it was forced
+ *   out leaves.
+ * - A node that left records only its own tombstone: it is alone, admits no link but a
+ *   join's, and takes nobody's member list until it joins again.
  */
 import { join } from 'node:path'
 import type { StarlingNode } from '../node/node.js'
 import type { Logger } from '../node/logger.js'
-import type { StoreTable } from '../node/store/index.js'
 import { ApiError, CODES } from '../node/errors.js'
 import { Mesh, type Hello } from './mesh.js'
 import { MeshRpc } from './rpc.js'
 import { Routing } from './routing.js'
 import { DataSync } from './data-sync.js'
 import { Sessions } from './sessions.js'
+import { MemberBook, supersedes, type MemberEntry, type MemberRecord } from './member-book.js'
 
 /** How long `cluster join` waits for the members it learnt to be linked before it answers. */
 const JOIN_SETTLE_MS = 5000
@@ -31,8 +45,6 @@ export interface MemberInfo {
   addr: string
   status: 'running' | 'stopped'
 }
-
-interface StoredMember { addr: string }
 
 /** How often a node dials the members it has no link to, and publishes its heartbeat. */
 const TICK_MS = 2000
@@ -49,15 +61,22 @@ export class Cluster {
   readonly routing: Routing
   readonly data: DataSync
   readonly sessions: Sessions
+  /** Membership records, this node's own included. */
+  private readonly book: MemberBook
   /**
-   * Known members: `downSince` null while the link is up; `lost` once a link to it went
-   * down in this run (with `cluster.autoheal = off` such a member is not dialled again; it
-   * comes back when it dials us, e.g. after its restart).
+   * Link state of the members in {@link book}: `downSince` null while admitted; `lost` once
+   * a link to it went down in this run (with `cluster.autoheal = off` such a member is not
+   * dialled again; it comes back when it dials us, e.g. after its restart).
    */
-  private readonly members = new Map<string, { addr: string, downSince: number | null, lost: boolean }>()
-  private readonly table: StoreTable<StoredMember>
-  /** Nodes that left or were forced out: not re-added from others' lists until they join. */
-  private readonly departed = new Set<string>()
+  private readonly members = new Map<string, { downSince: number | null, lost: boolean }>()
+  /** Peers whose link is admitted (their book said we are members to each other). */
+  private readonly admitted = new Set<string>()
+  /** Nodes this node is joining through `cluster join`: their link is a join's. */
+  private readonly joining = new Set<string>()
+  /** Books swapped on a link, waiting for the peer to accept this node's. */
+  private readonly swapped = new Map<string, MemberEntry[]>()
+  /** Peers that accepted this node's book on their current link. */
+  private readonly acceptedBy = new Set<string>()
   private timer: NodeJS.Timeout | null = null
   private readonly log: Logger
   private stopping = false
@@ -73,7 +92,7 @@ export class Cluster {
       logger: node.logger
     })
     this.rpc = new MeshRpc(this.mesh, RPC_TIMEOUT_MS)
-    this.table = node.store.table<StoredMember>('cluster_members')
+    this.book = new MemberBook(node.name, node.store.table<MemberRecord>('cluster_members'))
     this.routing = new Routing(node, this.mesh, this.rpc, this.log)
     this.data = new DataSync(node, this.mesh, this.rpc, this.log)
     this.sessions = new Sessions(node, this.mesh, this.rpc, this.log)
@@ -81,15 +100,16 @@ export class Cluster {
 
   async start (): Promise<void> {
     await this.mesh.start()
-    for (const [name, m] of this.table.entries()) this.members.set(name, { addr: m.addr, downSince: Date.now(), lost: false })
-    this.mesh.on('up', (hello) => { this.peerUp(hello) })
-    this.mesh.on('down', (name) => { this.peerDown(name) })
+    // the address this run announces (a port of 0 binds another one each start)
+    if (this.book.own.addr !== this.mesh.addr) this.book.set(this.node.name, { ...this.book.own, addr: this.mesh.addr })
+    for (const [name] of this.book.members()) this.members.set(name, { downSince: Date.now(), lost: false })
+    this.mesh.on('up', (hello) => { this.linkUp(hello) })
+    this.mesh.on('down', (name) => { this.swapped.delete(name); this.acceptedBy.delete(name); this.peerDown(name) })
     this.mesh.on('frame', (from, frame) => {
       switch (frame.k) {
-        case 'members': this.learn(frame.list as Array<{ name: string, addr: string }>); break
-        case 'leave': void this.removeMember(from, 'left'); break
-        case 'forget': void this.removeMember(frame.node as string, 'forced out'); break
-        case 'kicked': void this.leave(); break
+        case 'members': this.onMembers(from, frame.list as MemberEntry[], frame.full === true, frame.join === true, frame.reply === true); break
+        case 'accepted': this.acceptedBy.add(from); this.tryAdmit(from); break
+        case 'not-member': this.notMember(from, Number(frame.stamp)); break
       }
     })
     this.mesh.on('control', (message) => { this.heartbeat(message) })
@@ -98,7 +118,7 @@ export class Cluster {
     this.data.start()
     this.sessions.start()
     this.node.rpc.remote = {
-      nodes: () => [this.node.name, ...this.mesh.peers()],
+      nodes: () => [this.node.name, ...this.mesh.peers().filter(name => this.admitted.has(name))],
       call: async (target, name, args) => await this.rpc.call(target, 'node.call', { name, args }, RPC_TIMEOUT_MS, name)
     }
     this.timer = setInterval(() => { this.tick() }, TICK_MS)
@@ -106,8 +126,10 @@ export class Cluster {
     if (this.node.config['cluster.discovery'] === 'static') {
       for (const seed of String(this.node.config['cluster.static.seeds'] ?? '').split(',').map(s => s.trim()).filter(s => s !== '')) {
         const { name, host, port } = parseNodeAddress(seed)
-        if (name === this.node.name) continue
-        if (!this.members.has(name)) this.members.set(name, { addr: `${host}:${port}`, downSince: Date.now(), lost: false })
+        if (name === this.node.name || this.book.alone || this.book.get(name) !== undefined) continue
+        // a seed's epoch is unknown (stamp 0): the swap on its link brings it
+        this.book.set(name, { addr: `${host}:${port}`, stamp: 0 })
+        this.members.set(name, { downSince: Date.now(), lost: false })
       }
     }
     this.tick()
@@ -117,13 +139,24 @@ export class Cluster {
   async join (target: string): Promise<MemberInfo[]> {
     const { name, host, port } = parseNodeAddress(target)
     if (name === this.node.name) throw new ApiError(CODES.UNKNOWN, `cannot join ${target}: that is this node`)
-    this.departed.delete(name)
+    // a new epoch: a tombstone of this node anywhere in that cluster is older, and the
+    // members of this node's current cluster (if any) hear of it too; a node that left tells
+    // nobody (its links still closing belong to the cluster it left)
+    const wasAlone = this.book.alone
+    const own: MemberRecord = { addr: this.mesh.addr, stamp: this.book.stamp() }
+    this.book.set(this.node.name, own)
+    if (!wasAlone) this.tell({ k: 'members', list: [{ name: this.node.name, ...own }] })
+    this.joining.add(name)
     try {
-      await this.mesh.dial(host, port, name)
+      // an existing link (the link of a member, or one closing after a leave) swaps again, as a join's
+      if (this.mesh.isUp(name)) this.sendBook(name, true)
+      else await this.mesh.dial(host, port, name)
     } catch (err: any) {
+      this.joining.delete(name)
       throw new ApiError(CODES.BADRPC, `cannot join ${target}: ${err.message}`)
     }
     await this.settled(JOIN_SETTLE_MS)
+    this.joining.delete(name)
     return this.status()
   }
 
@@ -137,7 +170,7 @@ export class Cluster {
     let known = -1
     while (Date.now() < deadline) {
       const names = [...this.members.keys()]
-      if (names.length === known && names.every(n => this.mesh.isUp(n))) return
+      if (names.length === known && names.every(n => this.admitted.has(n))) return
       known = names.length
       await new Promise(resolve => setTimeout(resolve, 100))
     }
@@ -145,35 +178,46 @@ export class Cluster {
 
   /** `cluster leave`: tells every member, forgets them all. */
   async leave (): Promise<void> {
-    this.mesh.broadcast({ k: 'leave' })
-    const names = [...this.members.keys()]
-    this.members.clear()
-    await this.table.clear()
-    for (const name of names) {
-      this.departed.add(name)
-      // let the leave frame go out before the link closes
-      setTimeout(() => { this.mesh.hangUp(name) }, 200)
-      this.routing.forget(name)
-      this.sessions.forget(name)
-    }
+    const stamp = this.book.stamp()
+    this.tell({ k: 'members', list: [{ name: this.node.name, addr: this.mesh.addr, stamp, departed: true }] })
+    this.goAlone(stamp, 'left the cluster')
+  }
+
+  /** This node is out of its cluster (it left, or a newer tombstone of it says it was forced out). */
+  private goAlone (stamp: number, why: string): void {
+    this.book.set(this.node.name, { addr: this.mesh.addr, stamp: Math.max(stamp, this.book.stamp()), departed: true })
+    this.book.forgetOthers()
+    for (const name of new Set([...this.members.keys(), ...this.mesh.peers()])) this.dropPeer(name)
     this.clearPartitionAlarm()
-    this.log.info('left the cluster')
+    this.log.info(why)
+  }
+
+  /** Forgets the routes and sessions of `name` and closes its link (after the frames queued for it left). */
+  private dropPeer (name: string): void {
+    this.members.delete(name)
+    this.admitted.delete(name)
+    setTimeout(() => { if (!this.book.isMember(name)) this.mesh.hangUp(name) }, 200)
+    this.routing.forget(name)
+    this.sessions.forget(name)
   }
 
   /** `cluster force-leave <node>`: removes it from every member; it forgets the cluster. */
   async forceLeave (target: string): Promise<void> {
     if (target === this.node.name) throw new ApiError(CODES.UNKNOWN, 'a node cannot force itself out; use cluster leave')
-    if (!this.members.has(target)) throw new ApiError(CODES.UNKNOWN, `${target} is not a member of this cluster; see cluster status`, 404)
-    this.mesh.send(target, { k: 'kicked' })
-    this.mesh.broadcast({ k: 'forget', node: target })
-    await this.removeMember(target, 'forced out')
+    if (!this.book.isMember(target)) throw new ApiError(CODES.UNKNOWN, `${target} is not a member of this cluster; see cluster status`, 404)
+    const tombstone: MemberEntry = { name: target, addr: this.book.get(target)!.addr, stamp: this.book.stamp(), departed: true }
+    // every linked node, the target too: it leaves when it reads its own newer tombstone
+    this.tell({ k: 'members', list: [tombstone] })
+    this.book.merge(tombstone)
+    this.applied(tombstone, 'forced out')
+    this.updatePartitionAlarm()
   }
 
   /** Running and stopped members, this node first. */
   status (): MemberInfo[] {
     const list: MemberInfo[] = [{ name: this.node.name, addr: this.mesh.addr, status: 'running' }]
-    for (const [name, m] of [...this.members].sort(([a], [b]) => a.localeCompare(b))) {
-      list.push({ name, addr: m.addr, status: this.mesh.isUp(name) ? 'running' : 'stopped' })
+    for (const [name, m] of this.book.members().sort(([a], [b]) => a.localeCompare(b))) {
+      list.push({ name, addr: m.addr, status: this.isRunning(name) ? 'running' : 'stopped' })
     }
     return list
   }
@@ -189,20 +233,160 @@ export class Cluster {
     await this.mesh.stop()
   }
 
-  private peerUp (hello: Hello): void {
-    this.departed.delete(hello.name)
-    this.members.set(hello.name, { addr: hello.addr, downSince: null, lost: false })
-    void this.table.put(hello.name, { addr: hello.addr })
-    const list = [{ name: this.node.name, addr: this.mesh.addr }, ...[...this.members].map(([name, m]) => ({ name, addr: m.addr }))]
-    this.mesh.send(hello.name, { k: 'members', list })
-    this.routing.peerUp(hello.name)
-    this.sessions.peerUp(hello.name)
-    this.data.peerUp(hello.name)
+  /** A link is up: swap books; the link is admitted once both sides accept ({@link onMembers}). */
+  private linkUp (hello: Hello): void {
+    this.sendBook(hello.name, this.joining.has(hello.name))
+  }
+
+  private sendBook (name: string, join: boolean, reply = false): void {
+    const frame: Record<string, unknown> = { k: 'members', full: true, list: this.book.entries() }
+    if (join) frame.join = true
+    if (reply) frame.reply = true
+    this.mesh.send(name, frame as { k: string })
+  }
+
+  /** Sends `frame` to every admitted member but `except`. */
+  private tell (frame: { k: string, [field: string]: unknown }, except?: string): void {
+    for (const peer of this.admitted) if (peer !== except) this.mesh.send(peer, frame)
+  }
+
+  /** True when `name` is a member whose link is up and admitted. */
+  private isRunning (name: string): boolean {
+    return this.admitted.has(name) && this.mesh.isUp(name)
+  }
+
+  /**
+   * A `members` frame: the peer's whole book (`full`: the swap when a link comes up; `join`
+   * when the peer joins through this node, which answers with its own book) or changes it
+   * heard of (merged at once).
+   *
+   * A swapped book is only checked for what it says of this node, and kept aside: it is
+   * merged once the peer accepted this node's book too (`accepted`), so two nodes of
+   * different clusters never take each other's members.
+   */
+  private onMembers (from: string, list: MemberEntry[], full: boolean, join: boolean, reply: boolean): void {
+    if (!Array.isArray(list)) return
+    if (!full) {
+      // news counts only from a member: a link still closing after a leave, or refused,
+      // belongs to another cluster (news from a peer whose swap is pending waits with its book)
+      const pending = this.swapped.get(from)
+      if (pending !== undefined) pending.push(...list)
+      else if (this.admitted.has(from) && !this.book.alone) this.mergeNews(from, list)
+      return
+    }
+    // a join's link: this node joins `from`, or `from` joins this node, or answers its join
+    const joinLink = join || reply || this.joining.has(from)
+    const theirs = list.find(e => e?.name === from)
+    // a node this one joins, answering the link while it still ran alone: its answer to the join follows
+    if (this.joining.has(from) && theirs?.departed === true) return
+    if (this.book.alone) {
+      if (!join) { this.reject(from); return }
+      // a node joins this one, which runs alone: the two form a cluster
+      this.book.set(this.node.name, { addr: this.mesh.addr, stamp: this.book.stamp() })
+    }
+    if (!joinLink) {
+      const own = this.book.own
+      const aboutMe = list.find(e => e?.name === this.node.name)
+      if (aboutMe !== undefined && typeof aboutMe.stamp === 'number') {
+        this.book.observe(aboutMe.stamp)
+        if (aboutMe.departed === true && aboutMe.stamp > own.stamp) { this.goAlone(aboutMe.stamp, `forced out of the cluster (told by ${from})`); return }
+        // the peer knows an older epoch of this node: it is of a cluster this node left
+        if (aboutMe.stamp !== 0 && (aboutMe.stamp < own.stamp || aboutMe.departed === true)) { this.reject(from); return }
+      }
+      const mine = this.book.get(from)
+      // this node knows the peer left (or was forced out) after the epoch it shows
+      if (mine?.departed === true && (theirs === undefined || !supersedes(theirs, mine))) { this.reject(from); return }
+    }
+    this.swapped.set(from, list)
+    this.mesh.send(from, { k: 'accepted' })
+    if (join && !reply) this.sendBook(from, false, true)
+    this.tryAdmit(from)
+  }
+
+  /** Both sides accepted the swap: merge the peer's book and admit the link. */
+  private tryAdmit (from: string): void {
+    const list = this.swapped.get(from)
+    if (list === undefined || !this.acceptedBy.has(from)) return
+    this.swapped.delete(from)
+    this.mergeNews(from, list)
+    if (this.book.isMember(from)) this.admit(from)
+  }
+
+  /** Merges records from `from`, acts on the news and passes it on to the other linked nodes. */
+  private mergeNews (from: string, list: MemberEntry[]): void {
+    const news: MemberEntry[] = []
+    for (const entry of list) {
+      if (typeof entry?.name !== 'string' || typeof entry.stamp !== 'number') continue
+      if (entry.name === this.node.name) {
+        this.book.observe(entry.stamp)
+        if (entry.departed === true && entry.stamp > this.book.own.stamp) { this.goAlone(entry.stamp, `forced out of the cluster (told by ${from})`); return }
+        continue
+      }
+      if (!this.book.merge(entry)) continue
+      news.push(entry)
+      this.applied(entry, entry.departed === true ? (entry.name === from ? 'left the cluster' : `is no longer a member (heard from ${from})`) : 'learnt')
+    }
+    // a node linked to this one but not to the sender hears it too
+    if (news.length > 0) this.tell({ k: 'members', list: news }, from)
+    this.updatePartitionAlarm()
+  }
+
+  /** Acts on a record that changed: dial a new member, drop a departed one. */
+  private applied (entry: MemberEntry, why: string): void {
+    if (entry.departed === true) {
+      if (this.members.has(entry.name) || this.mesh.isUp(entry.name)) this.log.info({ peer: entry.name }, `node ${why}`)
+      this.dropPeer(entry.name)
+      return
+    }
+    if (!this.members.has(entry.name)) this.members.set(entry.name, { downSince: Date.now(), lost: false })
+    if (!this.mesh.isUp(entry.name) && entry.addr !== '') this.dial(entry.name, entry.addr)
+  }
+
+  /** Tells `from` that the two are not members of one cluster, and closes the link. */
+  private reject (from: string): void {
+    this.log.info({ peer: from }, 'refused a link from a node that is not a member (it holds an older view of this node)')
+    this.mesh.send(from, { k: 'not-member', stamp: this.book.own.stamp })
+    this.swapped.delete(from)
+    this.admitted.delete(from)
+    setTimeout(() => {
+      if (this.admitted.has(from)) return
+      this.mesh.hangUp(from)
+      // route deltas it sent before the refusal
+      if (!this.book.isMember(from)) { this.routing.forget(from); this.sessions.forget(from) }
+    }, 200)
+  }
+
+  /** `from` says this node's view of it is stale: it is not a member here (unless a newer record says so). */
+  private notMember (from: string, stamp: number): void {
+    this.swapped.delete(from)
+    if (!Number.isFinite(stamp) || this.book.alone) return
+    const current = this.book.get(from)
+    if (current !== undefined && (current.departed === true || current.stamp > stamp)) return
+    const tombstone: MemberEntry = { name: from, addr: current?.addr ?? '', stamp, departed: true }
+    this.book.set(from, tombstone)
+    this.applied(tombstone, 'is in another cluster')
+    this.tell({ k: 'members', list: [tombstone] })
+    this.updatePartitionAlarm()
+  }
+
+  /** The swap agreed: `name` is a linked member; routes, sessions and data flow. */
+  private admit (name: string): void {
+    if (this.admitted.has(name)) return
+    const hello = this.mesh.peer(name)
+    if (hello === undefined) return
+    this.admitted.add(name)
+    const record = this.book.get(name)!
+    if (record.addr !== hello.addr) this.book.set(name, { ...record, addr: hello.addr })
+    this.members.set(name, { downSince: null, lost: false })
+    this.routing.peerUp(name)
+    this.sessions.peerUp(name)
+    this.data.peerUp(name)
     this.updatePartitionAlarm()
   }
 
   private peerDown (name: string): void {
     if (this.stopping) return
+    if (!this.admitted.delete(name)) return
     const member = this.members.get(name)
     if (member === undefined) return
     member.downSince = Date.now()
@@ -212,24 +396,11 @@ export class Cluster {
     this.updatePartitionAlarm()
   }
 
-  /** Adds the members another node knows and dials them. */
-  private learn (list: Array<{ name: string, addr: string }>): void {
-    for (const { name, addr } of list) {
-      if (name === this.node.name || this.departed.has(name) || this.members.has(name)) continue
-      this.members.set(name, { addr, downSince: Date.now(), lost: false })
-      void this.table.put(name, { addr })
-      this.dial(name, addr)
-    }
-  }
-
-  private async removeMember (name: string, why: string): Promise<void> {
-    if (name === this.node.name) return
-    this.departed.add(name)
-    if (this.members.delete(name)) this.log.info({ peer: name }, `node ${why}`)
-    await this.table.del(name)
-    this.mesh.hangUp(name)
-    this.routing.forget(name)
-    this.sessions.forget(name)
+  /** Drops a member long stopped (`cluster.autoclean`): this node's own decision, not passed on. */
+  private clean (name: string, why: string): void {
+    this.log.info({ peer: name }, `node ${why}`)
+    this.book.drop(name)
+    this.dropPeer(name)
     this.updatePartitionAlarm()
   }
 
@@ -237,14 +408,17 @@ export class Cluster {
   private tick (): void {
     const now = Date.now()
     const autoclean = Number(this.node.config['cluster.autoclean'] ?? 0)
-    for (const [name, m] of this.members) {
+    for (const [name, record] of this.book.members()) {
       if (this.mesh.isUp(name)) continue
+      const m = this.members.get(name) ?? { downSince: now, lost: false }
+      this.members.set(name, m)
       if (autoclean > 0 && m.downSince !== null && now - m.downSince > autoclean) {
-        void this.removeMember(name, `cleaned after being down ${Math.round((now - m.downSince) / 1000)} s (cluster.autoclean)`)
+        this.clean(name, `cleaned after being down ${Math.round((now - m.downSince) / 1000)} s (cluster.autoclean)`)
         continue
       }
-      if (this.node.config['cluster.autoheal'] !== false || !m.lost) this.dial(name, m.addr)
+      if (this.node.config['cluster.autoheal'] !== false || !m.lost) this.dial(name, record.addr)
     }
+    this.updatePartitionAlarm()
     void this.mesh.publishControl({ name: this.node.name, addr: this.mesh.addr, incarnation: this.mesh.incarnation, digests: this.data.digests() })
   }
 
@@ -255,18 +429,25 @@ export class Cluster {
     })
   }
 
-  /** A heartbeat from another node: discovery and anti-entropy. */
+  /**
+   * A heartbeat from another node: anti-entropy with admitted members. Not discovery: a
+   * node hears the heartbeats of every node it has a libp2p connection to, left ones too;
+   * members are learnt from the books swapped on links.
+   */
   private heartbeat (message: any): void {
     if (typeof message?.name !== 'string' || message.name === this.node.name) return
-    if (!this.members.has(message.name) && !this.departed.has(message.name) && typeof message.addr === 'string') {
-      this.learn([{ name: message.name, addr: message.addr }])
-      return
-    }
-    if (this.mesh.isUp(message.name) && message.digests !== undefined) this.data.compare(message.name, message.digests)
+    if (this.isRunning(message.name) && message.digests !== undefined) this.data.compare(message.name, message.digests)
   }
 
   private updatePartitionAlarm (): void {
-    const down = [...this.members.keys()].filter(name => !this.mesh.isUp(name))
+    const now = Date.now()
+    // a member just learnt is being dialled: stopped in `cluster status` at once, but in the
+    // alarm only when its link went down or it stayed unlinked for a dial round
+    const down = this.book.members().map(([name]) => name).filter(name => {
+      if (this.isRunning(name)) return false
+      const m = this.members.get(name)
+      return m === undefined || m.lost || m.downSince === null || now - m.downSince >= TICK_MS
+    })
     const alarms = this.node.services.alarms
     if (alarms === undefined) return
     if (down.length > 0) {
