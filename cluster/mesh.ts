@@ -25,7 +25,7 @@ import { gossipsub } from '@libp2p/gossipsub'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import { multiaddr } from '@multiformats/multiaddr'
 import { Packr } from 'msgpackr'
-import type { Stream, Connection, PrivateKey } from '@libp2p/interface'
+import type { Stream, Connection, PrivateKey, ConnectionProtector, MessageStream } from '@libp2p/interface'
 import type { Logger } from '../node/logger.js'
 
 const LINK_PROTOCOL = '/starling/link/1.0.0'
@@ -38,6 +38,20 @@ const FRAME_MSGPACK = 0
 export const FRAME_PUBLISH_BATCH = 1
 /** A frame larger than this closes the link (a corrupt length prefix). */
 const MAX_FRAME = 256 * 1024 * 1024
+/**
+ * Bytes handed to the link's stream per write. The private network below encrypts each
+ * write in one piece in WebAssembly memory (xsalsa20, at most 64 MiB), so no write may be
+ * the whole backlog of a congested link.
+ */
+const WRITE_CHUNK = 64 * 1024
+/** Largest piece the private network's cipher is given at once (its stream's message size). */
+const CIPHER_CHUNK = 64 * 1024
+/**
+ * A link with more than this many bytes waiting to be written is congested: the publishers
+ * whose messages go there are paused until it is back under {@link LINK_LOW_WATER}.
+ */
+export const LINK_HIGH_WATER = 4 * 1024 * 1024
+const LINK_LOW_WATER = 1024 * 1024
 /** An idle link sends a ping this often ... */
 const PING_MS = 1000
 /** ... and a link silent this long is closed: its peer is gone or the network is cut. */
@@ -68,6 +82,8 @@ export interface MeshEvents {
   raw: [from: string, type: number, body: Buffer]
   /** A gossipsub control message arrived (from any node, relayed or not). */
   control: [message: any]
+  /** The link to `name` is no longer congested (its backlog fell under the low-water mark, or it closed). */
+  drain: [name: string]
 }
 
 export interface MeshInit {
@@ -81,6 +97,27 @@ export interface MeshInit {
 }
 
 const packr = new Packr({ useRecords: false, moreTypes: false })
+
+/**
+ * The private network's protector, its encrypted stream limited to {@link CIPHER_CHUNK}
+ * bytes per write (the stream's public `maxMessageSize`): unlimited, a congested connection
+ * hands its whole write buffer to xsalsa20 at once when the socket drains, and a buffer
+ * above the cipher's 64 MiB of WebAssembly memory killed the node
+ * (`WebAssembly.Memory.grow(): Maximum memory size exceeded`). Reads reach the cipher one
+ * socket read at a time.
+ */
+function boundedCipher (factory: (components: any) => ConnectionProtector): (components: any) => ConnectionProtector {
+  return (components) => {
+    const inner = factory(components)
+    return {
+      async protect (connection, options) {
+        const protectedStream = await inner.protect(connection, options) as MessageStream & { maxMessageSize?: number }
+        protectedStream.maxMessageSize = CIPHER_CHUNK
+        return protectedStream
+      }
+    }
+  }
+}
 
 /** The 32-byte pre-shared key of the private network, from the cookie. */
 export function pskFromCookie (cookie: string): Uint8Array {
@@ -104,9 +141,15 @@ async function loadKey (file: string): Promise<PrivateKey> {
 /** One link: a stream to a peer, its incoming frame parser and outgoing batch. */
 class Link {
   hello: Hello | null = null
+  /** Frames not yet handed to the stream: `pending[head..]`, `pendingBytes` in all. */
   private pending: Buffer[] = []
+  private head = 0
   private pendingBytes = 0
   private scheduled = false
+  /** Over {@link LINK_HIGH_WATER} and not yet back under {@link LINK_LOW_WATER}. */
+  congested = false
+  /** Called when {@link congested} clears (set by the mesh). */
+  onDrained: () => void = () => {}
   private readBuffer: Buffer = Buffer.alloc(0)
   closed = false
   /** When the last bytes arrived / left. */
@@ -123,8 +166,19 @@ class Link {
       // a view, not a copy: frames are cut out of it
       this.receive(Buffer.from(data.buffer, data.byteOffset, data.byteLength))
     })
-    stream.addEventListener('close', () => { this.closed = true; this.onClose() })
+    stream.addEventListener('close', () => {
+      this.closed = true
+      this.pending = []
+      this.head = 0
+      this.pendingBytes = 0
+      // publishers waiting for this link are released (their messages for it are lost, and counted)
+      if (this.congested) { this.congested = false; this.onDrained() }
+      this.onClose()
+    })
   }
+
+  /** Bytes waiting to be written: queued here, and in the stream's own buffer. */
+  get backlog (): number { return this.pendingBytes + this.stream.writeBufferLength }
 
   /** Queues a frame; all frames of this turn leave in one write. */
   send (frame: Frame): void {
@@ -139,30 +193,59 @@ class Link {
     head[4] = type
     this.pending.push(head, body)
     this.pendingBytes += HEADER_BYTES + body.length
+    if (!this.congested && this.pendingBytes >= LINK_HIGH_WATER) this.congested = true
     if (!this.scheduled) {
       this.scheduled = true
       setImmediate(() => { void this.flush() })
     }
   }
 
+  /**
+   * Writes the queued frames in pieces of at most {@link WRITE_CHUNK} bytes (a larger frame
+   * alone), waiting for the stream to drain between them. One flush runs at a time: it is
+   * scheduled by the first frame queued while none runs.
+   */
   private async flush (): Promise<void> {
-    this.scheduled = false
-    while (this.pending.length > 0 && !this.closed) {
+    while (this.head < this.pending.length && !this.closed) {
       if (this.stream.writableNeedsDrain) {
-        try { await this.stream.onDrain() } catch { return }
+        await this.drained()
         continue
       }
-      const chunk = Buffer.concat(this.pending, this.pendingBytes)
-      this.pending = []
-      this.pendingBytes = 0
+      const pending = this.pending
+      let end = this.head
+      let bytes = 0
+      while (end < pending.length && (end === this.head || bytes + pending[end].length <= WRITE_CHUNK)) bytes += pending[end++].length
+      const chunk = end - this.head === 1 ? pending[this.head] : Buffer.concat(pending.slice(this.head, end), bytes)
+      this.head = end
+      if (this.head === pending.length) { this.pending = []; this.head = 0 } else if (this.head > 4096 && this.head * 2 > pending.length) { this.pending = pending.slice(this.head); this.head = 0 }
+      this.pendingBytes -= bytes
       this.lastOut = Date.now()
       try {
         this.stream.send(chunk)
       } catch (err) {
         this.log.debug({ err }, 'link write failed')
-        return
+        break
       }
+      if (this.congested && this.pendingBytes <= LINK_LOW_WATER) { this.congested = false; this.onDrained() }
     }
+    this.scheduled = false
+  }
+
+  /**
+   * Resolves at the stream's next 'drain' (or close). Not `stream.onDrain()`: its promise is
+   * made once per stream and stays resolved after the first drain, so a flush that awaited
+   * it again spun in microtasks and starved the node (API and links silent under load).
+   */
+  private async drained (): Promise<void> {
+    await new Promise<void>(resolve => {
+      const done = (): void => {
+        this.stream.removeEventListener('drain', done)
+        this.stream.removeEventListener('close', done)
+        resolve()
+      }
+      this.stream.addEventListener('drain', done)
+      this.stream.addEventListener('close', done)
+    })
   }
 
   private receive (data: Buffer): void {
@@ -230,7 +313,7 @@ export class Mesh extends EventEmitter<MeshEvents> {
       transports: [tcp()],
       connectionEncrypters: [noise()],
       streamMuxers: [yamux()],
-      connectionProtector: preSharedKey({ psk: pskFromCookie(this.init.cookie) }),
+      connectionProtector: boundedCipher(preSharedKey({ psk: pskFromCookie(this.init.cookie) })),
       connectionMonitor: { abortConnectionOnPingFailure: false },
       connectionManager: { maxConnections: 1000 },
       services: {
@@ -374,6 +457,7 @@ export class Mesh extends EventEmitter<MeshEvents> {
   /** Makes `link` the link to `hello.name`, or drops it when the existing one wins. */
   private adopt (link: Link, hello: Hello): void {
     link.onRaw = (type, body) => { this.emit('raw', hello.name, type, body) }
+    link.onDrained = () => { this.emit('drain', hello.name) }
     const existing = this.links.get(hello.name)
     if (existing !== undefined && !existing.closed && existing.hello !== null) {
       const sameIncarnation = existing.hello.incarnation === hello.incarnation
@@ -390,6 +474,16 @@ export class Mesh extends EventEmitter<MeshEvents> {
     this.links.set(hello.name, link)
     this.log.info({ peer: hello.name, addr: hello.addr }, 'cluster link up')
     this.emit('up', hello)
+  }
+
+  /** True while the link to `name` is congested (see {@link LINK_HIGH_WATER}). */
+  isCongested (name: string): boolean {
+    return this.links.get(name)?.congested === true
+  }
+
+  /** Bytes waiting to be written on the link to `name` (0 without a link). */
+  backlog (name: string): number {
+    return this.links.get(name)?.backlog ?? 0
   }
 
   private closed (link: Link): void {

@@ -24,7 +24,7 @@ import { sharedKey } from '../node/mqtt/router.js'
 import type { Mesh, Frame } from './mesh.js'
 import type { MeshRpc } from './rpc.js'
 import { RouteTable } from './route-table.js'
-import { FRAME_PUBLISH_BATCH } from './mesh.js'
+import { FRAME_PUBLISH_BATCH, LINK_HIGH_WATER } from './mesh.js'
 import { decodeBatch, encodeBatch, type ForwardedMessage } from './pub-batch.js'
 
 /** How long a stopped node's routes are kept (it may be back in a moment). */
@@ -43,9 +43,7 @@ export class Routing {
   /** Forwarded messages waiting for the router: their assigned shared groups. */
   private readonly arriving = new Map<string, Set<string>>()
   /** Messages waiting for this turn's batch, by node. */
-  private outgoing = new Map<string, ForwardedMessage[]>()
-  /** Of `outgoing`, how many per node go to subscribers there (retained copies do not count). */
-  private outgoingRouted = new Map<string, number>()
+  private outgoing = new Map<string, OutgoingMessage[]>()
   /**
    * The last retained message per topic copied to every peer (payload and QoS). A retained
    * message published again unchanged (the `$SYS` rounds republish version, sysdescr and
@@ -54,6 +52,14 @@ export class Routing {
    */
   private readonly copiedRetained = new Map<string, { payload: Buffer, qos: number }>()
   private sendScheduled = false
+  /** The congested link the message being forwarded went to (read by the router's `forwardPressure`). */
+  private pressedOn: string | null = null
+  /** Emit callbacks of messages that went to a congested link, by node: run when it drains. */
+  private readonly waiting = new Map<string, Array<() => void>>()
+  /** The message `forward` last sent to another node's subscribers (not a drop for want of local ones). */
+  private lastRouted: unknown = null
+  /** The broker's `onNoSubscribers`, which this wraps while started. */
+  private noSubscribers: ((packet: any) => void) | null = null
   private readonly delivered = (err?: Error | null): void => {
     if (err) this.log.debug({ err }, 'forwarded message not delivered')
   }
@@ -71,6 +77,23 @@ export class Routing {
     router.onRouteKey = (key, present) => { this.count(key, present ? 1 : -1) }
     this.persistence.onFilter = (filter, present) => { this.count(keyOf(filter), present ? 1 : -1) }
     router.forwarder = (packet) => this.forward(packet)
+    // back-pressure: a message that went to a congested link completes when the link drains,
+    // so its publisher's next packet waits, as for a slow local subscriber
+    router.forwardPressure = (done) => {
+      const node = this.pressedOn
+      if (node === null) return false
+      this.pressedOn = null
+      let list = this.waiting.get(node)
+      if (list === undefined) this.waiting.set(node, list = [])
+      list.push(done)
+      return true
+    }
+    // a message sent to subscribers on another node is not dropped for want of local ones
+    this.noSubscribers = router.onNoSubscribers
+    router.onNoSubscribers = (packet) => {
+      if (packet !== this.lastRouted) this.noSubscribers?.(packet)
+    }
+    this.mesh.on('drain', (name) => { this.release(name) })
     router.peerGroups = (packet) => {
       const id = `${String(packet.brokerId)}/${String(packet.brokerCounter)}`
       const groups = this.arriving.get(id)
@@ -93,7 +116,10 @@ export class Routing {
     const router = this.node.broker.router
     router.onRouteKey = null
     router.forwarder = null
+    router.forwardPressure = null
+    router.onNoSubscribers = this.noSubscribers
     router.peerGroups = null
+    for (const name of [...this.waiting.keys()]) this.release(name)
     this.persistence.onFilter = null
     for (const timer of this.graceTimers.values()) clearTimeout(timer)
   }
@@ -121,7 +147,16 @@ export class Routing {
     }
   }
 
+  /** Runs the emit callbacks waiting for the link to `name`. */
+  private release (name: string): void {
+    const list = this.waiting.get(name)
+    if (list === undefined) return
+    this.waiting.delete(name)
+    for (let i = 0; i < list.length; i++) list[i]()
+  }
+
   peerDown (name: string): void {
+    this.release(name)
     if (this.graceTimers.has(name)) return
     const timer = setTimeout(() => {
       this.graceTimers.delete(name)
@@ -133,6 +168,7 @@ export class Routing {
 
   /** Drops a node that left. */
   forget (name: string): void {
+    this.release(name)
     const timer = this.graceTimers.get(name)
     if (timer !== undefined) { clearTimeout(timer); this.graceTimers.delete(name) }
     this.table.drop(name)
@@ -201,7 +237,11 @@ export class Routing {
         targets.set(chosen, groups)
       }
     }
-    for (const [node, groups] of targets) this.send(node, packet, groups, true)
+    for (const [node, groups] of targets) {
+      this.send(node, packet, groups, true)
+      if (this.pressedOn === null && this.mesh.isCongested(node)) this.pressedOn = node
+    }
+    if (targets.size > 0) this.lastRouted = packet
     if (retain && this.retainedChanged(packet)) {
       // a copy for the peers' retained stores, not a delivery: not counted in messages/forward
       for (const node of this.mesh.peers()) if (!targets.has(node)) this.send(node, packet, null, false)
@@ -260,12 +300,13 @@ export class Routing {
 
   /** Adds `packet` to this turn's batch for `node`; `routed`: it goes to subscribers there. */
   private send (node: string, packet: any, groups: string[] | null, routed: boolean): void {
-    const message: ForwardedMessage = {
+    const message: OutgoingMessage = {
       topic: packet.topic,
       payload: packet.payload,
       qos: packet.qos,
       retain: packet.retain === true,
-      brokerCounter: packet.brokerCounter
+      brokerCounter: packet.brokerCounter,
+      routed
     }
     if (packet.clientId !== undefined) message.clientId = packet.clientId
     if (packet.properties !== undefined) message.properties = wireProperties(packet.properties)
@@ -273,7 +314,6 @@ export class Routing {
     let batch = this.outgoing.get(node)
     if (batch === undefined) this.outgoing.set(node, batch = [])
     batch.push(message)
-    if (routed) this.outgoingRouted.set(node, (this.outgoingRouted.get(node) ?? 0) + 1)
     if (!this.sendScheduled) {
       this.sendScheduled = true
       setImmediate(() => { this.flushOutgoing() })
@@ -284,13 +324,32 @@ export class Routing {
   private flushOutgoing (): void {
     this.sendScheduled = false
     const outgoing = this.outgoing
-    const routed = this.outgoingRouted
     this.outgoing = new Map()
-    this.outgoingRouted = new Map()
     const brokerId: string = this.node.broker.aedes.id
-    for (const [node, batch] of outgoing) {
-      if (this.mesh.sendRaw(node, FRAME_PUBLISH_BATCH, encodeBatch(brokerId, batch))) this.node.metrics['messages/forward'] += routed.get(node) ?? 0
+    for (const [node, all] of outgoing) {
+      let batch = all
+      if (this.mesh.backlog(node) > LINK_DROP_BYTES) {
+        // publishers keep sending past the pause (QoS 0 has no window): QoS 0 goes, counted;
+        // QoS 1/2 is kept (its publishers wait for the link: bounded by their in-flight windows)
+        batch = all.filter(m => m.qos > 0 || !m.routed)
+        this.dropAll(all, m => m.qos === 0 && m.routed, 'cluster_link_full')
+        if (batch.length === 0) continue
+      }
+      if (!this.mesh.sendRaw(node, FRAME_PUBLISH_BATCH, encodeBatch(brokerId, batch))) {
+        // the node is stopped (its routes are kept for a grace period): lost for its subscribers
+        this.dropAll(batch, m => m.routed, 'cluster_link_down')
+        continue
+      }
+      let forwarded = 0
+      for (let i = 0; i < batch.length; i++) if (batch[i].routed) forwarded++
+      this.node.metrics['messages/forward'] += forwarded
     }
+  }
+
+  /** Counts (in `messages/dropped`, with `reason`) the messages of `batch` that `which` picks. */
+  private dropAll (batch: OutgoingMessage[], which: (m: OutgoingMessage) => boolean, reason: string): void {
+    const broker = this.node.broker
+    for (let i = 0; i < batch.length; i++) if (which(batch[i])) broker.dropped(batch[i], reason)
   }
 
   /** Publishes a message forwarded by another node into this node's broker. */
@@ -318,6 +377,15 @@ export class Routing {
     this.node.broker.aedes.publish(packet, this.delivered)
   }
 }
+
+/** A message in this turn's batch for a node; `routed`: it goes to subscribers there (not a retained copy). */
+interface OutgoingMessage extends ForwardedMessage { routed: boolean }
+
+/**
+ * Past this many bytes waiting on a link (well above {@link LINK_HIGH_WATER}, where
+ * publishers are paused), its QoS 0 messages are dropped, counted as `cluster_link_full`.
+ */
+const LINK_DROP_BYTES = 4 * LINK_HIGH_WATER
 
 /** The route key of a persistence filter (shared filters are stored with the wire marker). */
 function keyOf (filter: string): string {

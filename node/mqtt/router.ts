@@ -88,6 +88,12 @@ export class MessageRouter {
   localBrokerId = ''
   /** Called for every client-visible message published on this node, before delivery. */
   onPublish: ((packet: any) => void) | null = null
+  /**
+   * Set by the cluster: asked right after `forwarder`, for the same message. When a link the
+   * message went to is congested it keeps `done` until the link drains and returns true: the
+   * emit completes then, so the publisher's next packet waits, as for a slow local subscriber.
+   */
+  forwardPressure: ((done: () => void) => boolean) | null = null
   /** Called for a client-visible message that matched no local subscriber and was queued for no session. */
   onNoSubscribers: ((packet: any) => void) | null = null
   /**
@@ -203,10 +209,11 @@ export class MessageRouter {
     const internal = topic.startsWith(this.internalPrefix)
     const matched = this.lookup(topic)
     let assigned: Set<string> | undefined
+    let forwarded = false
     if (!internal) {
       if (packet.brokerId === this.localBrokerId) {
         if (this.onPublish !== null) this.onPublish(packet)
-        if (this.forwarder !== null) assigned = this.forwarder(packet)
+        if (this.forwarder !== null) { assigned = this.forwarder(packet); forwarded = this.forwardPressure !== null }
       } else {
         assigned = this.peerGroups?.(packet) ?? NO_GROUPS
       }
@@ -215,8 +222,12 @@ export class MessageRouter {
       if (offline !== null && offline.size > 0) queued = offline.enqueue(packet) || (packet.qos > 0 && offline.wasQueued(packet))
       if (matched.length === 0 && !queued && this.onNoSubscribers !== null) this.onNoSubscribers(packet)
     }
-    if (matched.length === 0) { callback(); return this }
+    if (matched.length === 0) {
+      if (!forwarded || !this.forwardPressure!(callback)) callback()
+      return this
+    }
     const state = new EmitState(callback)
+    if (forwarded && this.forwardPressure!(state.done)) state.pending++
     for (let i = 0; i < matched.length; i++) {
       const entry = matched[i]
       if (internal !== this.internalFilters.has(entry.filter)) continue
