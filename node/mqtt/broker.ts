@@ -6,14 +6,20 @@ import { MessageRouter } from './router.js'
 import { Wire, type WireLimits } from './wire.js'
 import { topicLevels, displayFilter } from './topic.js'
 import { createConnackRewriter } from './connack.js'
+import { ViolationCloser } from './violation.js'
 import { createForwardFilter } from './forward.js'
 import { clientState, stateOf, type ClientState } from './client-state.js'
 import { installFastDeliver } from './fast-deliver.js'
+import { installOutboundWindow } from './outbound-window.js'
+import { SessionRegistry } from './session-registry.js'
+import { installWillPublish } from './will.js'
+import { assignClientId } from './client-id.js'
 import { attachClientEvents, messageEvent } from './broker-events.js'
 import type { MessageEvent } from '../hooks.js'
 import type { PacketTap } from '../sys/packet-tap.js'
 import { countDropReason } from '../sys/drop-metrics.js'
 import type { BrokerSettings } from './settings.js'
+import { startSessionLimits, type SessionLimits } from './session-limits.js'
 
 export type { BrokerSettings }
 export type { ConnectionOrigin, AuthVerdict, AuthInfo, Authenticator, AccessClient, AccessControl, BannedList, BrokerComponents } from './broker-types.js'
@@ -33,16 +39,33 @@ export class Broker {
   /** The banned list, when there is one. */
   banned: BannedList | null = null
   /** Given to every new connection's wire: sees each frame (missed acks, traces). */
-  packetTap: PacketTap | null = null
+  get packetTap (): PacketTap | null { return this.tap }
+  set packetTap (tap: PacketTap | null) {
+    this.tap = tap
+    this.wireTap = this.sessionLimits.tapWith(tap)
+  }
+
+  private tap: PacketTap | null = null
+  /** What each wire taps: the delivery retries (`mqtt.retry_interval`), then {@link packetTap}. */
+  private wireTap: PacketTap
+  /** `mqtt.max_mqueue_len`, `max_subscriptions`, `max_awaiting_rel`, `await_rel_timeout` ... */
+  private readonly sessionLimits: SessionLimits
   /** `acl_deny_action`: `disconnect` closes a client whose publish or subscribe is denied. */
   aclDenyAction: 'ignore' | 'disconnect' = 'ignore'
   private readonly wires = new Set<Wire>()
   private readonly limits: WireLimits
+  private readonly violations: ViolationCloser
+  /** The sessions that outlive their connection (CONNACK session present); set once the persistence is loaded. */
+  private sessions: SessionRegistry | null = null
 
   private constructor (private readonly settings: BrokerSettings, private readonly c: BrokerComponents, aedes: any, router: MessageRouter) {
     this.aedes = aedes
     this.router = router
     this.limits = limitsFrom(settings)
+    this.violations = new ViolationCloser(aedes)
+    this.sessionLimits = startSessionLimits(aedes, router, c.persistence, settings, (packet, reason) => this.dropped(packet, reason),
+      (err) => c.logger.warn({ err }, 'queueing a message for an away session failed'))
+    this.wireTap = this.sessionLimits.tapWith(null)
   }
 
   /** Creates and starts the MQTT core (aedes and its persistence set up, no listener yet). */
@@ -91,6 +114,8 @@ export class Broker {
     }
     attachClientEvents(aedes, c.hooks, settings.nodeName, (client) => wireOf(client)?.closeReason ?? 'closed')
     await aedes.listen()
+    broker.sessions = new SessionRegistry(aedes, c.persistence)
+    installWillPublish(aedes)
     router.markReady()
     aedes.on('clientError', (client: any, err: Error) => c.logger.debug({ clientId: client?.id, err: err.message }, 'client error'))
     aedes.on('connectionError', (_client: any, err: Error) => c.logger.debug({ err: err.message }, 'connection error'))
@@ -169,7 +194,7 @@ export class Broker {
     wire.peer = { address: origin.address, port: origin.port }
     wire.origin = origin
     wire.acks = this.ackWatch
-    wire.tap = this.packetTap
+    wire.tap = this.wireTap
     ;(socket as any)[WIRE] = wire
     this.wires.add(wire)
     socket.once('close', () => {
@@ -183,6 +208,7 @@ export class Broker {
   /** Closes every client (v5 clients get DISCONNECT 0x8B) and aedes. */
   async close (): Promise<void> {
     for (const wire of this.wires) wire.closeReason = 'shutdown'
+    this.sessionLimits.stop()
     await new Promise<void>(resolve => this.aedes.close(() => resolve()))
   }
 
@@ -190,10 +216,8 @@ export class Broker {
     wire.closeReason = 'protocol_error'
     const client = (wire.socket as any).client
     this.c.logger.debug({ clientId: client?.id, reasonCode, message }, 'protocol violation')
-    queueMicrotask(() => {
-      if (client && client.version === 5 && client.connected) client.disconnect({ reasonCode })
-      else wire.socket.destroy()
-    })
+    // after the current read: aedes has taken the frames before the offending one
+    queueMicrotask(() => this.violations.close(wire, reasonCode))
   }
 
   private preConnect (client: any, packet: any, cb: (err: Error | null, ok: boolean) => void): void {
@@ -226,6 +250,9 @@ export class Broker {
       wire.connackCode = 0x82
     }
     if (wire) installFastDeliver(client, wire, (p, reason) => this.dropped(p, reason))
+    // the client's Receive Maximum on what we send it [MQTT-3.3.4-9]; 65535 (the default) needs no window
+    const receiveMaximum = v5 ? packet.properties?.receiveMaximum : undefined
+    if (wire && typeof receiveMaximum === 'number' && receiveMaximum > 0 && receiveMaximum < 65535) installOutboundWindow(client, wire, receiveMaximum)
     if (packet.protocolVersion === 5) {
       // MQTT 5 Server Keep Alive [MQTT-3.2.2-21]: aedes only offers a limit that also rejects
       // v3 clients, so set the value its CONNACK and keepalive timer read directly.
@@ -239,6 +266,9 @@ export class Broker {
     cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): Promise<void> {
     const connectProblem = stateOf(client)?.connectError
     if (connectProblem) return cb(connectError(5, connectProblem))
+    // [MQTT-3.1.3-6], [MQTT-3.1.3-7]: aedes names a client without an id `aedes_<uuid>` (42
+    // characters); ours fits any mqtt.max_clientid_len and goes back in CONNACK (v5)
+    if (client._assignedClientId !== undefined) client.id = client._assignedClientId = assignClientId()
     // [MQTT-3.1.3-5] aedes checks the length for MQTT 3.1 only
     if (client.id.length > this.settings.maxClientIdLen) return cb(connectError(2, 'client id too long'))
     const wire = wireOf(client)
@@ -261,6 +291,7 @@ export class Broker {
           this.c.logger.warn({ err, clientId: client.id }, 'cluster takeover failed; accepting the connection without the old session')
         }
       }
+      if (this.sessions?.resume(client) === true && wire) wire.sessionPresent = true
       cb(null, true)
     }
     try {
@@ -284,6 +315,7 @@ export class Broker {
     if (client && this.acl !== null && this.acl.check(this.accessClient(client), 'publish', packet.topic) === 'deny') {
       return this.denyPublish(client, packet, cb)
     }
+    if (client && packet.qos === 2 && this.sessionLimits.refusesAwaitingRel(wireOf(client), client, packet)) return cb(null)
     if (client && packet.qos === 1) {
       // Hold this client's output (its PUBACK) until the publish completes, i.e. until the
       // message is stored for persistent sessions: aedes writes the PUBACK first. QoS 2 needs
@@ -304,6 +336,10 @@ export class Broker {
       // spec: ACL denial answers 0x80 for MQTT 3.1.1 and 5 alike (aedes would say 0x87)
       wire?.setSubackCode(topic, 0x80)
       if (this.aclDenyAction === 'disconnect') this.disconnectDenied(client)
+      return cb(null, null)
+    }
+    if (this.sessionLimits.quota.refuses(client, topic)) {
+      wire?.setSubackCode(topic, client.version === 5 ? 0x97 : 0x80) // Quota exceeded (mqtt.max_subscriptions)
       return cb(null, null)
     }
     if (sub.qos > this.settings.maxQos) {
@@ -428,6 +464,7 @@ function limitsFrom (settings: BrokerSettings): WireLimits {
     maxQos: settings.maxQos,
     retainAvailable: settings.retainAvailable,
     maxPacketSize: settings.maxPacketSize,
+    strictMode: settings.strictMode,
     highWaterMark: 64 * 1024, // bytes buffered per socket before writers wait for 'drain'
     dropThreshold: 8 * 1024 * 1024, // unsent bytes per socket above which QoS 0 is dropped
     sharedSubscription: settings.sharedSubscription,

@@ -6,16 +6,20 @@ import { clientState, type ClientState } from './client-state.js'
 
 /**
  * aedes' `authorizeForward` hook, run for every message on its way to one subscriber:
+ * - with `mqtt.ignore_loop_deliver`, keeps an MQTT 3.1/3.1.1 client's own messages from it
+ *   (EMQ X's rule; MQTT 5 clients choose per subscription with No Local);
  * - drops a message whose Message Expiry Interval has passed (counted as expired);
  * - drops a message larger than the client's Maximum Packet Size [MQTT-3.1.2-25];
  * - applies outbound topic aliases for MQTT 5 clients that accept them [MQTT-3.3.2-12]:
  *   first use sends topic + alias, later uses an empty topic + alias. Only for QoS 0 and
  *   clean sessions: a queued QoS 1/2 message of a persistent session may be redelivered on a
- *   new connection, where the alias means nothing.
+ *   new connection, where the alias means nothing (and QoS 1/2 not to a client with a Receive
+ *   Maximum: the outbound window may send it after later QoS 0 messages).
  */
-export function createForwardFilter (_settings: BrokerSettings, delivered: (client: any, packet: any) => void,
+export function createForwardFilter (settings: BrokerSettings, delivered: (client: any, packet: any) => void,
   dropped: (packet: any, reason: string) => void): (client: any, packet: any) => any {
   return function authorizeForward (client: any, packet: any): any {
+    if (settings.ignoreLoopDeliver && packet.clientId === client.id && client.version !== 5) return null
     // a queued message whose MQTT 5 Message Expiry passed: aedes drops it after asking here
     if (packet.messageExpiry !== undefined && packet.messageExpiry <= Date.now()) {
       dropped(packet, 'expired')
@@ -33,7 +37,9 @@ function forwardFor (client: any, packet: any): any {
   if (state === undefined || client.version !== 5) return packet
   if (packet.properties?.subscriptionIdentifier !== undefined) packet = withAllIdentifiers(client, packet)
   if (state.maximumPacketSize > 0 && encodedSize(packet) > state.maximumPacketSize) return null
-  if (state.topicAliasMaximum > 0 && (packet.qos === 0 || client.clean)) return withAlias(state, packet)
+  // a client with a Receive Maximum may get a QoS 1/2 PUBLISH after later QoS 0 ones (the
+  // outbound window holds it): one that set an alias would come after a use of that alias
+  if (state.topicAliasMaximum > 0 && (packet.qos === 0 || (client.clean && (client.receiveMaximum ?? 65535) >= 65535))) return withAlias(state, packet)
   return packet
 }
 

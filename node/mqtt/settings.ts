@@ -33,8 +33,26 @@ export interface BrokerSettings {
   maxInflight: number
   /** `mqtt.session_expiry_interval`, ms: cap on a v5 client's Session Expiry Interval. */
   sessionExpiryMs: number
+  /** `mqtt.strict_mode`: checks beyond the MQTT standard on what clients send (see docs/mqtt.md). */
+  strictMode: boolean
   /** `mqtt.idle_timeout`, ms: time allowed between accepting a socket and its CONNECT. */
   idleTimeoutMs: number
+  /** `mqtt.max_mqueue_len`: unsent messages an away session keeps (oldest dropped beyond); 0 = no limit. */
+  maxMqueueLen: number
+  /** `mqtt.mqueue_store_qos0`: queue QoS 0 messages for away persistent sessions. */
+  mqueueStoreQos0: boolean
+  /** `mqtt.ignore_loop_deliver`: MQTT 3.1/3.1.1 clients do not get their own messages back. */
+  ignoreLoopDeliver: boolean
+  /** `mqtt.max_subscriptions`: subscriptions per client; 0 = no limit. */
+  maxSubscriptions: number
+  /** `mqtt.max_awaiting_rel`: incoming QoS 2 messages awaiting PUBREL per client; 0 = no limit. */
+  maxAwaitingRel: number
+  /** `mqtt.await_rel_timeout`, ms: an incoming QoS 2 message awaiting PUBREL longer is forgotten. */
+  awaitRelTimeoutMs: number
+  /** `mqtt.retry_interval`, ms: an unacknowledged QoS 1/2 delivery is sent again after this. */
+  retryIntervalMs: number
+  /** `mqtt.keepalive_backoff`: a client is dropped after keepalive x backoff x 2 of silence. */
+  keepaliveBackoff: number
 }
 
 /** Reads the broker settings from a loaded node configuration. */
@@ -54,6 +72,15 @@ export function brokerSettingsFrom (cfg: Record<string, any>): BrokerSettings {
     serverKeepalive: Math.floor(cfg['mqtt.server_keepalive'] / 1000),
     maxInflight: cfg['mqtt.max_inflight'],
     sessionExpiryMs: cfg['mqtt.session_expiry_interval'],
-    idleTimeoutMs: cfg['mqtt.idle_timeout']
+    strictMode: cfg['mqtt.strict_mode'],
+    idleTimeoutMs: cfg['mqtt.idle_timeout'],
+    maxMqueueLen: cfg['mqtt.max_mqueue_len'],
+    mqueueStoreQos0: cfg['mqtt.mqueue_store_qos0'],
+    ignoreLoopDeliver: cfg['mqtt.ignore_loop_deliver'],
+    maxSubscriptions: cfg['mqtt.max_subscriptions'],
+    maxAwaitingRel: cfg['mqtt.max_awaiting_rel'],
+    awaitRelTimeoutMs: cfg['mqtt.await_rel_timeout'],
+    retryIntervalMs: cfg['mqtt.retry_interval'],
+    keepaliveBackoff: cfg['mqtt.keepalive_backoff']
   }
 }

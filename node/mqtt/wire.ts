@@ -1,10 +1,12 @@
 import type { Duplex } from 'node:stream'
-import { isUtf8 } from 'node:buffer'
 import { type Metrics, RECEIVED_PACKET_METRIC, SENT_PACKET_METRIC, QOS_SENT_METRIC } from '../metrics.js'
 import type { ConnectionOrigin } from './broker.js'
 import type { PacketTap } from '../sys/packet-tap.js'
 import { scanSubscribe, patchSuback, PendingSubacks } from './wire-subscribe.js'
 import type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
+import { checkPacket, checkHeader, publishPrefix, MALFORMED, PROTOCOL_ERROR } from './packet-check.js'
+import { varintSize } from './wire-bytes.js'
+import type { OutboundWindow } from './outbound-window.js'
 export type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 
 const PUBLISH = 3
@@ -16,6 +18,7 @@ const PUBACK = 4
 const PUBREC = 5
 const PUBCOMP = 7
 const SUBACK = 9
+const AUTH = 15
 
 /** Wires with buffered output; flushed together once per event-loop turn. */
 const dirty: Wire[] = []
@@ -38,7 +41,9 @@ function flushAll (): void {
  * durable. `write` returns false above the high-water mark so aedes waits for 'drain', which
  * slows the publishers feeding this subscriber instead of growing memory.
  *
- * Inbound: frames are scanned (not decoded) to count packets and bytes, enforce Receive
+ * Inbound: every frame is checked by the strict validator (packet-check.ts) before aedes,
+ * whose decoding is lenient, sees it; a protocol error stops the reading there and closes the
+ * connection (violation.ts says how). Frames are also scanned to count packets and bytes, enforce Receive
  * Maximum, Maximum QoS and Retain Available, and to rewrite SUBSCRIBE/UNSUBSCRIBE filters in
  * place (same length) for the features aedes refuses or mishandles: shared subscriptions and
  * per-filter reason codes (see wire-subscribe.ts).
@@ -65,6 +70,10 @@ export class Wire {
   tap: PacketTap | null = null
   /** Reports acknowledged deliveries; set by the broker. */
   acks: AckWatch | null = null
+  /** The client's Receive Maximum on QoS 1/2 PUBLISHes sent to it (outbound-window.ts); null when it set none. */
+  window: OutboundWindow | null = null
+  /** Sets CONNACK session present: a resumed session aedes does not see (no subscriptions) [MQTT-3.2.2-2]. */
+  sessionPresent = false
   /** QoS 1/2 messages sent and not yet acknowledged, by packet id (only while acks are watched). */
   private sent: Map<number, SentMessage> | null = null
 
@@ -98,8 +107,11 @@ export class Wire {
     socket.read = scannedRead as any
   }
 
-  /** Bytes written by aedes but not yet handed to the socket (Connection `send_pend`). */
-  get pending (): number { return this.pendingBytes }
+  /** Bytes written by aedes but not yet handed to the socket (Connection `send_pend`), held ones included. */
+  get pending (): number { return this.pendingBytes + this.heldBytes }
+
+  /** Bytes of QoS 1/2 PUBLISHes the outbound window holds back: unsent, so they count for back-pressure. */
+  private get heldBytes (): number { return this.window === null ? 0 : this.window.heldBytes }
 
   /** Number of QoS 1/2 publishes from the client not yet acknowledged. */
   get inflightIn (): number { return this.inflight === null ? 0 : this.inflight.size }
@@ -147,6 +159,17 @@ export class Wire {
     return this.subacks !== null && this.subacks.isRefused(filter)
   }
 
+  /**
+   * @internal Queues frames the outbound window released ahead of everything not yet
+   * flushed: they were written before it, and order is kept [MQTT-4.6.0-6].
+   */
+  sendFirst (frames: Buffer[]): void {
+    if (frames.length === 0 || this.socket.destroyed) return
+    for (let i = 0; i < frames.length; i++) this.pendingBytes += frames[i].length
+    this.chunks.unshift(...frames)
+    this.schedule()
+  }
+
   /** Releases one hold and flushes what was kept back. */
   release (): void {
     if (this.holds > 0 && --this.holds === 0 && this.chunks.length > 0) this.schedule()
@@ -159,14 +182,22 @@ export class Wire {
    * full queue likewise).
    */
   get congested (): boolean {
-    return this.pendingBytes + this.socket.writableLength > this.limits.dropThreshold
+    return this.pendingBytes + this.heldBytes + this.socket.writableLength > this.limits.dropThreshold
   }
 
   /** @internal socket.write as aedes calls it. */
   enqueue (chunk: any, cb?: (err?: Error | null) => void): boolean {
     // `dead` (a violation was found) stops reading only: the DISCONNECT must still go out
-    if (this.socket.destroyed) {
+    if (this.socket.destroyed || this.socket.writableEnded) {
       if (cb) queueMicrotask(() => cb(new Error('connection closed')))
+      return false
+    }
+    if (typeof chunk !== 'string' && !Buffer.isBuffer(chunk)) {
+      // mqtt-packet writes `undefined` for a field it cannot encode: the frame is broken, and
+      // so is the connection (never the node)
+      this.closeReason = 'protocol_error'
+      this.socket.destroy()
+      if (cb) queueMicrotask(() => cb(new Error('unencodable packet')))
       return false
     }
     const buf: Buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
@@ -176,7 +207,7 @@ export class Wire {
     this.schedule()
     // Held output must not ask for 'drain': the hold is released only when the publish that
     // caused it completes, and that publish may be waiting on this very write.
-    if (this.holds === 0 && (this.pendingBytes >= this.limits.highWaterMark || (this.socket as any).writableNeedDrain)) {
+    if (this.holds === 0 && (this.pendingBytes + this.heldBytes >= this.limits.highWaterMark || (this.socket as any).writableNeedDrain)) {
       this.owedDrain = true
       return false
     }
@@ -208,10 +239,20 @@ export class Wire {
       return
     }
     let buf = parts.length === 1 ? parts[0] : Buffer.concat(parts)
+    if (this.window !== null) {
+      buf = this.window.filter(buf)
+      if (buf.length === 0) {
+        // everything was held back: the writers are done with their part
+        if (cbs) for (const cb of cbs) cb()
+        if (this.owedDrain && this.heldBytes < this.limits.highWaterMark) { this.owedDrain = false; socket.emit('drain') }
+        return
+      }
+    }
     buf = this.scanOutbound(buf)
     this.counters.sendCnt++
     const ok = this.origWrite.call(socket, buf, cbs === null ? undefined : (err?: Error | null) => { for (const cb of cbs) cb(err) })
-    if (this.owedDrain && ok) {
+    // held frames are unsent bytes: 'drain' waits until the window has let enough of them go
+    if (this.owedDrain && ok && this.heldBytes < this.limits.highWaterMark) {
       this.owedDrain = false
       socket.emit('drain')
     } else if (!ok) {
@@ -241,6 +282,10 @@ export class Wire {
       m['packets/sent']++
       const metric = SENT_PACKET_METRIC[type]
       if (metric !== null) m[metric]++
+      if (type === CONNACK && this.sessionPresent && len >= 2 && out[body + 1] === 0) {
+        out[body] |= 1 // session present [MQTT-3.2.2-2]; only on a success [MQTT-3.2.2-6]
+        this.sessionPresent = false
+      }
       if (type === PUBLISH) {
         c.sendMsg++
         m['messages/sent']++
@@ -298,18 +343,24 @@ export class Wire {
         if ((byte & 128) === 0) { complete = true; break }
       }
       if (!complete) {
-        if (i > pos + 4) break // malformed length: let aedes' parser reject it
+        // [MQTT-1.5.5] a remaining length of at most four bytes
+        if (i > pos + 4) { this.violation(MALFORMED, 'remaining length longer than four bytes', 0); return this.stop(buf, pos) }
         return this.keep(buf, pos)
       }
       const b0 = buf[pos]
       const type = b0 >> 4
       const body = i
       const end = body + len
-      if (type === CONNECT || type === SUBSCRIBE || type === UNSUBSCRIBE || type === PUBLISH) {
-        // these need (a prefix of) their body: wait until it is here, unless it is oversized
-        const need = type === PUBLISH ? publishPrefix(buf, body, end, (b0 & 6) !== 0) : end
-        if (need > buf.length && len <= this.limits.maxPacketSize) return this.keep(buf, pos)
-      }
+      // [MQTT-1.5.5-1] the remaining length in its shortest form
+      if (body - pos - 1 !== varintSize(len)) { this.violation(MALFORMED, 'remaining length not in its shortest form', type); return this.stop(buf, pos) }
+      // the first byte and the connection's state, before waiting for a body that may never come
+      if (!this.validHeader(b0, type)) return this.stop(buf, pos)
+      // [MQTT-3.2.2-15] refused on its declared size, before its body is buffered
+      if (end - pos > this.limits.maxPacketSize) { this.violation(0x95, `packet of ${end - pos} bytes is above mqtt.max_packet_size`, type); return this.stop(buf, pos) }
+      // the validator reads the whole frame, or a PUBLISH's prefix (its payload may be large)
+      const need = type === PUBLISH && !this.limits.strictMode ? publishPrefix(buf, body, end, (b0 & 6) !== 0, this.protocolVersion === 5) : end
+      if (need > buf.length) return this.keep(buf, pos)
+      if (!this.validate(buf, b0, type, body, end)) return this.stop(buf, pos)
       this.countInbound(type)
       if (this.tap !== null && end <= buf.length) this.tap.inbound(this, buf, pos, body, end)
       if ((type === PUBACK || type === PUBCOMP) && this.sent !== null && end <= buf.length && len >= 2) {
@@ -321,10 +372,7 @@ export class Wire {
         }
       }
       if (type === PUBLISH) {
-        if (!this.checkPublish(buf, b0, body, end)) return this.stop(buf, pos)
-      } else if (type === CONNECT && end <= buf.length) {
-        const nameLen = buf.readUInt16BE(body)
-        this.protocolVersion = buf[body + 2 + nameLen]
+        if (!this.checkPublish(buf, b0, body)) return this.stop(buf, pos)
       } else if ((type === SUBSCRIBE || type === UNSUBSCRIBE) && end <= buf.length && this.protocolVersion !== 0) {
         const pending = scanSubscribe(buf, body, end, type === SUBSCRIBE, this.protocolVersion, this.limits)
         if (pending !== null) (this.subacks ??= new PendingSubacks()).add(buf.readUInt16BE(body), pending)
@@ -359,26 +407,43 @@ export class Wire {
     if (metric !== null) this.metrics[metric]++
   }
 
-  /** Receive Maximum, Maximum QoS and Retain Available for one inbound PUBLISH. */
-  private checkPublish (buf: Buffer, b0: number, body: number, end: number): boolean {
+  /** The connection-state rules and the first byte's (type, reserved flags); false after a violation. */
+  private validHeader (b0: number, type: number): boolean {
+    if (type === CONNECT) {
+      if (this.protocolVersion !== 0) return this.violation(PROTOCOL_ERROR, 'a second CONNECT [MQTT-3.1.0-2]', type)
+    } else if (this.protocolVersion === 0) {
+      return this.violation(PROTOCOL_ERROR, `packet type ${type} before CONNECT [MQTT-3.1.0-1]`, type)
+    }
+    const problem = checkHeader(b0, this.protocolVersion)
+    return problem === null || this.violation(problem.reasonCode, problem.message, type)
+  }
+
+  /**
+   * Runs the packet validator (packet-check.ts) on one frame before aedes sees it; false
+   * after a violation (reported, the connection closing).
+   */
+  private validate (buf: Buffer, b0: number, type: number, body: number, end: number): boolean {
+    // the level says how a refusal is answered (CONNACK form); bit 7 marks a bridge
+    if (type === CONNECT && body + 2 <= end && body + 2 + buf.readUInt16BE(body) < end) this.protocolVersion = buf[body + 2 + buf.readUInt16BE(body)] & 0x7f
+    const problem = checkPacket(buf, b0, body, end, this.protocolVersion, this.limits.strictMode)
+    if (problem !== null) return this.violation(problem.reasonCode, problem.message, type)
+    // enhanced authentication is not offered (a CONNECT with a method is refused with 0x8C)
+    if (type === AUTH) return this.violation(PROTOCOL_ERROR, 'AUTH without enhanced authentication [MQTT-4.12.0-1]', type)
+    return true
+  }
+
+  /** Receive Maximum, Maximum QoS and Retain Available for one inbound PUBLISH (already validated). */
+  private checkPublish (buf: Buffer, b0: number, body: number): boolean {
     this.counters.recvMsg++
     const qos = (b0 >> 1) & 3
-    if (qos > this.limits.maxQos) return this.violation(0x9b, `QoS ${qos} is above mqtt.max_qos_allowed`)
-    // [MQTT-1.5.4-1], [MQTT-1.5.4-2]: a topic must be well-formed UTF-8 without U+0000;
-    // mqtt-packet decodes lossily, so check the bytes (the topic is inside the scanned prefix)
-    if (end - body < 2) return this.violation(0x81, 'PUBLISH without a topic')
-    const topicEnd = body + 2 + buf.readUInt16BE(body)
-    if (topicEnd > end) return this.violation(0x81, 'PUBLISH topic longer than the packet')
-    const topic = buf.subarray(body + 2, topicEnd)
-    if (topic.includes(0) || !isUtf8(topic)) return this.violation(0x81, 'topic name is not well-formed UTF-8')
-    if ((b0 & 1) === 1 && !this.limits.retainAvailable) return this.violation(0x9a, 'retain is not available')
+    if (qos > this.limits.maxQos) return this.violation(0x9b, `QoS ${qos} is above mqtt.max_qos_allowed`, PUBLISH)
+    if ((b0 & 1) === 1 && !this.limits.retainAvailable) return this.violation(0x9a, 'retain is not available', PUBLISH)
     if (qos > 0) {
-      if (topicEnd + 2 > end) return this.violation(0x81, 'PUBLISH without a packet identifier')
-      const id = buf.readUInt16BE(topicEnd)
+      const id = buf.readUInt16BE(body + 2 + buf.readUInt16BE(body))
       const inflight = this.inflight ??= new Set()
       inflight.add(id)
       if (this.protocolVersion === 5 && inflight.size > this.limits.receiveMaximum) {
-        return this.violation(0x93, `more than ${this.limits.receiveMaximum} unacknowledged QoS 1/2 publishes (Receive Maximum)`)
+        return this.violation(0x93, `more than ${this.limits.receiveMaximum} unacknowledged QoS 1/2 publishes (Receive Maximum)`, PUBLISH)
       }
     }
     return true
@@ -386,13 +451,36 @@ export class Wire {
 
   /** @internal The inbound scan failed on this connection's bytes: treat as a malformed packet. */
   malformed (err: Error): void {
-    if (!this.dead) this.violation(0x81, `malformed packet: ${err.message}`)
+    if (!this.dead) this.violation(MALFORMED, `malformed packet: ${err.message}`, 0)
   }
 
-  private violation (reasonCode: number, message: string): boolean {
+  /** Packet type of the frame that broke the protocol (0 when not known); set with the violation. */
+  violationType = 0
+
+  private violation (reasonCode: number, message: string, type: number): boolean {
     this.dead = true
+    this.violationType = type
     this.onViolation(this, reasonCode, message)
     return false
+  }
+
+  /**
+   * Ends the connection after a violation: `frame` (a DISCONNECT or CONNACK, or null) goes
+   * out after what is already queued, held output included (nothing is held for a closing
+   * connection), then the socket is ended. The peer closes on the FIN; one that does not
+   * is cut off after `lingerMs`. Ending rather than destroying at once keeps the last frame
+   * from being lost to a reset while the peer's unread bytes are still arriving.
+   */
+  closeWith (frame: Buffer | null, lingerMs = 2000): void {
+    this.dead = true
+    const socket = this.socket
+    if (socket.destroyed) return
+    if (frame === null) { socket.destroy(); return }
+    this.holds = 0
+    this.enqueue(frame)
+    this.flush()
+    socket.end()
+    setTimeout(() => socket.destroy(), lingerMs).unref()
   }
 
   /** Passes bytes before `pos` on and keeps the incomplete frame at `pos` for the next read. */
@@ -426,10 +514,4 @@ function scannedRead (this: any, n?: number): any {
     wire.malformed(err)
     return null
   }
-}
-
-/** End offset of the PUBLISH prefix the scan reads: topic length, topic, and the packet id for QoS 1/2. */
-function publishPrefix (buf: Buffer, body: number, end: number, hasId: boolean): number {
-  if (body + 2 > buf.length) return Math.min(body + 2, end)
-  return Math.min(body + 2 + buf.readUInt16BE(body) + (hasId ? 2 : 0), end)
 }

@@ -3,12 +3,13 @@
  * and how. A key is applied at run time only when the code that uses it reads it again:
  *
  * - the MQTT core's settings (`allow_anonymous`, `broker.shared_subscription_strategy`,
- *   the `mqtt.*` limits the broker, its wires and aedes read per connection or per packet)
+ *   the `mqtt.*` limits and timers the broker, its wires, its session limits and aedes read
+ *   per connection, packet or timer tick)
  *   are written into the broker ({@link applyBrokerSettings});
  * - the ACL keys reload the ACL (rules file, `acl_nomatch`, cache, deny action);
  * - `log.level` sets the root logger's level;
  * - keys read from `node.config` each time they are used (alarm watermarks, the
- *   `sysmon.large_heap` threshold, the session limits the sessions API reports) need
+ *   `sysmon.large_heap` threshold) need
  *   nothing beyond the node's new config.
  *
  * Every other key (listeners, cluster, timers set at start, keys no code reads yet) is
@@ -43,11 +44,13 @@ const BROKER_KEYS = [
   'allow_anonymous', 'broker.shared_subscription_strategy', 'mqtt.max_packet_size', 'mqtt.max_clientid_len',
   'mqtt.max_topic_levels', 'mqtt.max_qos_allowed', 'mqtt.max_topic_alias', 'mqtt.retain_available',
   'mqtt.wildcard_subscription', 'mqtt.shared_subscription', 'mqtt.server_keepalive', 'mqtt.max_inflight',
-  'mqtt.idle_timeout'
+  'mqtt.idle_timeout', 'mqtt.strict_mode', 'mqtt.max_mqueue_len', 'mqtt.mqueue_store_qos0',
+  'mqtt.ignore_loop_deliver', 'mqtt.max_subscriptions', 'mqtt.max_awaiting_rel', 'mqtt.await_rel_timeout',
+  'mqtt.retry_interval', 'mqtt.keepalive_backoff'
 ] as const
 const ACL_KEYS = ['acl_nomatch', 'acl_file', 'enable_acl_cache', 'acl_cache_max_size', 'acl_cache_ttl', 'acl_deny_action'] as const
 const READ_KEYS = [
-  'mqtt.max_mqueue_len', 'mqtt.max_subscriptions', 'mqtt.max_awaiting_rel', 'sysmon.large_heap',
+  'sysmon.large_heap',
   'management.listener.http.max_conns',
   'os_mon.cpu_high_watermark', 'os_mon.cpu_low_watermark', 'os_mon.sysmem_high_watermark',
   'os_mon.procmem_high_watermark', 'vm_mon.process_high_watermark', 'vm_mon.process_low_watermark'
