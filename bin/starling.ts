@@ -1,5 +1,5 @@
 import { Command } from 'commander'
-import { loadConfig, configFile, ConfigError } from '../node/config/index.js'
+import { loadConfig, configFile, resolvePath, ConfigError } from '../node/config/index.js'
 import { createLogger } from '../node/logger.js'
 import { startNode } from '../node/node.js'
 import { VERSION, packageRoot } from '../node/version.js'
@@ -29,7 +29,20 @@ export async function main (argv: string[]): Promise<void> {
     }
     throw err
   }
-  const logger = createLogger({ level: config['log.level'], node: config['node.name'] })
+  let logger
+  try {
+    logger = createLogger({
+      level: config['log.level'],
+      node: config['node.name'],
+      to: config['log.to'],
+      // log.dir relative to the installation root, as the other path keys
+      file: { dir: resolvePath(config, 'log.dir'), file: config['log.file'], rotationSize: config['log.rotation.size'], rotationCount: config['log.rotation.count'] }
+    })
+  } catch (err: any) {
+    // a log file that cannot be created or written (permissions, a file where the directory should be)
+    console.error(`starling: log.dir: cannot open the log file: ${err.message}`)
+    process.exit(1)
+  }
   const file = configFile(config)
   if (file !== undefined && !file.found) logger.warn({ file: file.path }, 'no configuration file; running on the embedded defaults and STARLING_* variables')
   let node
@@ -37,8 +50,9 @@ export async function main (argv: string[]): Promise<void> {
     node = await startNode(config, { logger })
   } catch (err: any) {
     console.error(`starling: ${err.message}`)
-    logger.flush?.()
-    process.exit(1)
+    logger.flush(() => process.exit(1))
+    setTimeout(() => process.exit(1), 2000)
+    return
   }
   // As EMQ X does, say where the node listens whatever the log level (port 0 shows the port it got)
   for (const listener of node.listeners) {
@@ -49,6 +63,12 @@ export async function main (argv: string[]): Promise<void> {
   const api = managementApi(node)
   if (api !== undefined) console.log(`Start http:management listener on ${api.listenOn} successfully.`)
   console.log(`Starling ${VERSION} (${node.name}) is running now!`)
+  // the log file is written asynchronously: wait until its lines are out (at most 2 s, a
+  // stuck disk must not keep a stopping node alive; pino's exit handler writes the rest)
+  const exitAfterFlush = (code: number): void => {
+    setTimeout(() => process.exit(code), 2000)
+    logger.flush(() => process.exit(code))
+  }
   let signalled = false
   const shutdown = (signal: string): void => {
     if (signalled) return
@@ -56,11 +76,10 @@ export async function main (argv: string[]): Promise<void> {
     logger.info({ signal }, 'stopping')
     node.stop().then(() => {
       logger.info('stopped')
-      logger.flush?.()
-      process.exit(0)
+      exitAfterFlush(0)
     }, (err) => {
       logger.error({ err }, 'error while stopping')
-      process.exit(1)
+      exitAfterFlush(1)
     })
   }
   process.on('SIGTERM', () => shutdown('SIGTERM'))

@@ -13,8 +13,9 @@ interface BaseSpec {
   /** One line for docs, the shipped file and the API. */
   readonly doc: string
   /**
-   * Whether a change can take effect at run time (true) or needs a restart (false).
-   * A flag only: nothing reloads config yet.
+   * Whether a change through the configs API takes effect at run time (true) or needs a
+   * restart (false): true exactly for the keys node/ops/config-live.ts applies (a test
+   * checks), so the docs' `live` column is what a running node does.
    */
   readonly live: boolean
   /**

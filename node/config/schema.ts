@@ -7,7 +7,7 @@
  * Plugin keys (`retainer.`, `bridge.mqtt.`, `auth.` ...) are not here: each plugin
  * declares its own schema and loads `etc/plugins/<name>.conf` with `loadPluginConfig`.
  */
-import { LOG_LEVELS } from '../logger.js'
+import { LOG_LEVELS, LOG_TARGETS } from '../logger.js'
 import type { ConfigSchema, ConfigValues, PathKeys } from './schema-types.js'
 
 // a host is a name, an IPv4 address or a bracketed IPv6 address; seeds may add :<cluster port>
@@ -29,18 +29,18 @@ export const CONFIG_SCHEMA = {
   'cluster.listen': { type: 'address', default: '0.0.0.0:4370', live: false, doc: 'Address the cluster mesh listens on for other nodes.' },
   'cluster.discovery': { type: 'enum', values: ['manual', 'static'], default: 'manual', live: false, doc: 'How nodes find each other: manual (cluster join from the control tool) or static (cluster.static.seeds).' },
   'cluster.static.seeds': { type: 'string', default: '', allowEmpty: true, pattern: NODE_NAME_LIST, hint: 'comma-separated node names such as n1@10.0.0.1,n2@10.0.0.2', live: false, doc: 'Nodes to join at start when cluster.discovery = static.' },
-  'cluster.autoheal': { type: 'bool', default: 'on', live: true, doc: 'Heal a partitioned cluster automatically once the nodes see each other again.' },
-  'cluster.autoclean': { type: 'duration', default: '5m', live: true, doc: 'Remove a node that has been down this long from the cluster.' },
+  'cluster.autoheal': { type: 'bool', default: 'on', live: false, doc: 'Heal a partitioned cluster automatically once the nodes see each other again.' },
+  'cluster.autoclean': { type: 'duration', default: '5m', live: false, doc: 'Remove a node that has been down this long from the cluster.' },
 
   // ---- listener.tcp
   'listener.tcp.external': { type: 'address', default: '0.0.0.0:1883', live: false, doc: 'Address of the MQTT over TCP listener.' },
   'listener.tcp.external.acceptors': { type: 'int', default: '8', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/TCP listener (reported by the listeners API).' },
-  'listener.tcp.external.max_conns': { type: 'int', default: '1024000', min: 1, live: true, doc: 'Most concurrent connections the MQTT/TCP listener accepts.' },
+  'listener.tcp.external.max_conns': { type: 'int', default: '1024000', min: 1, live: false, doc: 'Most concurrent connections the MQTT/TCP listener accepts.' },
 
   // ---- listener.ssl
   'listener.ssl.external': { type: 'address', default: '0.0.0.0:8883', live: false, doc: 'Address of the MQTT over TLS listener.' },
   'listener.ssl.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/TLS listener (reported by the listeners API).' },
-  'listener.ssl.external.max_conns': { type: 'int', default: '102400', min: 1, live: true, doc: 'Most concurrent connections the MQTT/TLS listener accepts.' },
+  'listener.ssl.external.max_conns': { type: 'int', default: '102400', min: 1, live: false, doc: 'Most concurrent connections the MQTT/TLS listener accepts.' },
   'listener.ssl.external.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the MQTT/TLS listener (development keys are generated when missing).' },
   'listener.ssl.external.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the MQTT/TLS listener.' },
   'listener.ssl.external.cacertfile': { type: 'path', default: 'etc/certs/cacert.pem', live: false, doc: 'PEM CA certificates that client certificates are checked against.' },
@@ -51,13 +51,13 @@ export const CONFIG_SCHEMA = {
   'listener.ws.external': { type: 'address', default: '0.0.0.0:8083', live: false, doc: 'Address of the MQTT over WebSocket listener.' },
   'listener.ws.external.mqtt_path': { type: 'string', default: '/mqtt', pattern: /^\/\S*$/, hint: 'a URL path starting with /', live: false, doc: 'URL path of the MQTT/WebSocket endpoint.' },
   'listener.ws.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/WebSocket listener (reported by the listeners API).' },
-  'listener.ws.external.max_conns': { type: 'int', default: '102400', min: 1, live: true, doc: 'Most concurrent connections the MQTT/WebSocket listener accepts.' },
+  'listener.ws.external.max_conns': { type: 'int', default: '102400', min: 1, live: false, doc: 'Most concurrent connections the MQTT/WebSocket listener accepts.' },
 
   // ---- listener.wss
   'listener.wss.external': { type: 'address', default: '0.0.0.0:8084', live: false, doc: 'Address of the MQTT over secure WebSocket listener.' },
   'listener.wss.external.mqtt_path': { type: 'string', default: '/mqtt', pattern: /^\/\S*$/, hint: 'a URL path starting with /', live: false, doc: 'URL path of the MQTT/secure WebSocket endpoint.' },
   'listener.wss.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/secure WebSocket listener (reported by the listeners API).' },
-  'listener.wss.external.max_conns': { type: 'int', default: '16', min: 1, live: true, doc: 'Most concurrent connections the MQTT/secure WebSocket listener accepts.' },
+  'listener.wss.external.max_conns': { type: 'int', default: '16', min: 1, live: false, doc: 'Most concurrent connections the MQTT/secure WebSocket listener accepts.' },
   'listener.wss.external.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the MQTT/secure WebSocket listener.' },
   'listener.wss.external.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the MQTT/secure WebSocket listener.' },
   'listener.wss.external.cacertfile': { type: 'path', default: 'etc/certs/cacert.pem', live: false, doc: 'PEM CA certificates that client certificates are checked against.' },
@@ -84,8 +84,8 @@ export const CONFIG_SCHEMA = {
   'acl_deny_action': { type: 'enum', values: ['ignore', 'disconnect'], default: 'ignore', live: true, doc: 'What a denied publish or subscribe does: ignore it (with a reason code) or disconnect the client.' },
 
   // ---- broker
-  'broker.sys_interval': { type: 'duration', default: '1m', live: true, doc: 'Period of the $SYS/brokers/<node>/ statistics messages; 0 turns them off.' },
-  'broker.sys_heartbeat': { type: 'duration', default: '30s', live: true, doc: 'Period of the $SYS uptime and datetime heartbeat messages; 0 turns them off.' },
+  'broker.sys_interval': { type: 'duration', default: '1m', live: false, doc: 'Period of the $SYS/brokers/<node>/ statistics messages; 0 turns them off.' },
+  'broker.sys_heartbeat': { type: 'duration', default: '30s', live: false, doc: 'Period of the $SYS uptime and datetime heartbeat messages; 0 turns them off.' },
   'broker.shared_subscription_strategy': { type: 'enum', values: ['random', 'round_robin', 'sticky', 'hash'], default: 'random', live: true, doc: 'How a message to a shared subscription picks one member of the group.' },
 
   // ---- mqtt
@@ -103,31 +103,35 @@ export const CONFIG_SCHEMA = {
   'mqtt.max_mqueue_len': { type: 'int', default: '1000', min: 0, live: true, doc: 'Unsent messages an away persistent session keeps; beyond it the oldest goes (counted in messages/dropped and the session\'s mqueue_dropped); 0 = no limit.' },
   'mqtt.mqueue_store_qos0': { type: 'bool', default: 'true', live: true, doc: 'Queue QoS 0 messages for away persistent sessions too (off: only QoS 1/2 deliveries are queued).' },
   'mqtt.max_subscriptions': { type: 'int', default: '0', min: 0, live: true, doc: 'Most subscriptions per client; SUBSCRIBE filters beyond it get 0x97 Quota exceeded (0x80 for MQTT 3.1.1); 0 = no limit.' },
-  'mqtt.session_expiry_interval': { type: 'duration', default: '2h', live: true, doc: 'Longest time a persistent session is kept after its client disconnects (caps what v5 clients ask).' },
+  'mqtt.session_expiry_interval': { type: 'duration', default: '2h', live: false, doc: 'Longest time a persistent session is kept after its client disconnects (caps what v5 clients ask).' },
   'mqtt.idle_timeout': { type: 'duration', default: '15s', min: 1, live: true, doc: 'Time allowed between accepting a connection and its CONNECT packet.' },
   'mqtt.max_awaiting_rel': { type: 'int', default: '100', min: 0, live: true, doc: 'Incoming QoS 2 messages awaiting PUBREL per client; a new QoS 2 PUBLISH beyond it is dropped and answered PUBREC 0x97 Quota exceeded (plain PUBREC for MQTT 3.1.1); 0 = no limit.' },
   'mqtt.await_rel_timeout': { type: 'duration', default: '300s', min: 1, live: true, doc: 'Time an incoming QoS 2 message (published on arrival) waits for its PUBREL before the broker forgets it (counted in messages/qos2/expired).' },
   'mqtt.retry_interval': { type: 'duration', default: '30s', min: 1, live: true, doc: 'Time before an unacknowledged QoS 1/2 PUBLISH (with DUP) or PUBREL is sent again to a connected MQTT 3.1/3.1.1 client; MQTT 5 clients get it again on reconnect only.' },
   'mqtt.ignore_loop_deliver': { type: 'bool', default: 'false', live: true, doc: 'Do not deliver a client\'s own messages back to it (MQTT 3.1/3.1.1 clients; MQTT 5 clients use No Local per subscription).' },
-  'mqtt.strict_mode': { type: 'bool', default: 'false', live: true, doc: 'Check topic names and payloads strictly (UTF-8 validity) and disconnect clients that break the rules.' },
+  'mqtt.strict_mode': { type: 'bool', default: 'false', live: true, doc: 'Checks beyond the MQTT standard: no control characters in strings, and payloads with Payload Format Indicator 1 must be UTF-8 (0x99). Standard protocol errors close the connection either way (docs/mqtt.md).' },
 
   // ---- log
   'log.level': { type: 'enum', values: LOG_LEVELS, default: 'warning', live: true, doc: 'Least severe level written to the log.' },
-  'log.to': { type: 'enum', values: ['console', 'off'], default: 'console', live: true, doc: 'Where the log goes: console (standard output) or off.' },
+  'log.to': { type: 'enum', values: LOG_TARGETS, default: 'console', live: false, doc: 'Where the log goes, as EMQ X 4: off, file (log.dir/log.file), console (standard output, JSON lines) or both. The level (log.level, starling-ctl log set-level) applies to every target.' },
+  'log.dir': { type: 'path', default: 'log', live: false, doc: 'Directory of the log file (EMQ X 4: log.dir); created 0700 when missing, an existing one is left as it is.' },
+  'log.file': { type: 'string', default: 'starling.log', pattern: /^[^/\\]+$/, hint: 'a file name without a directory (the directory is log.dir)', live: false, doc: 'Name of the log file in log.dir (EMQ X 4: log.file = emqx.log); JSON lines, mode 0600 (the log may carry client ids and usernames).' },
+  'log.rotation.size': { type: 'size', default: '10MB', min: 1024, live: false, doc: 'Rotate the log file when it would grow past this size: starling.log becomes starling.log.1, older files move up one number (EMQ X 4 numbered its files emqx.log.1..N too).' },
+  'log.rotation.count': { type: 'int', default: '5', min: 1, max: 1000, live: false, doc: 'Log files kept in all, the current one included (EMQ X 4: log.rotation.count), so the log takes at most about count x log.rotation.size; the oldest is dropped at rotation.' },
 
   // ---- sysmon: runtime warnings on $SYS/brokers/<node>/sysmon/<event> (docs/sys-topics.md)
-  'sysmon.long_gc': { type: 'duration', default: '0', live: true, doc: 'Warn (sysmon/long_gc) when one garbage collection pause lasts longer than this; 0 = off.' },
-  'sysmon.long_schedule': { type: 'duration', default: '240ms', live: true, doc: 'Warn (sysmon/long_schedule) when the event loop is blocked longer than this; 0 = off.' },
+  'sysmon.long_gc': { type: 'duration', default: '0', live: false, doc: 'Warn (sysmon/long_gc) when one garbage collection pause lasts longer than this; 0 = off.' },
+  'sysmon.long_schedule': { type: 'duration', default: '240ms', live: false, doc: 'Warn (sysmon/long_schedule) when the event loop is blocked longer than this; 0 = off.' },
   'sysmon.large_heap': { type: 'size', default: '1GB', live: true, doc: 'Warn (sysmon/large_heap) when the JavaScript heap in use grows above this; 0 = off.' },
 
   // ---- os_mon and vm_mon: alarm thresholds (docs/alarms.md); percentages as EMQ X wrote them
-  'os_mon.cpu_check_interval': { type: 'duration', default: '60s', min: 1, live: true, doc: 'How often the machine\'s CPU usage is checked (cpu_high_watermark alarm).' },
+  'os_mon.cpu_check_interval': { type: 'duration', default: '60s', min: 1, live: false, doc: 'How often the machine\'s CPU usage is checked (cpu_high_watermark alarm).' },
   'os_mon.cpu_high_watermark': { type: 'percent', default: '80%', live: true, doc: 'Raise cpu_high_watermark when CPU usage goes above this.' },
   'os_mon.cpu_low_watermark': { type: 'percent', default: '60%', live: true, doc: 'Clear cpu_high_watermark when CPU usage falls below this.' },
-  'os_mon.mem_check_interval': { type: 'duration', default: '60s', min: 1, live: true, doc: 'How often memory use is checked (system_memory_high_watermark, process_memory_high_watermark).' },
+  'os_mon.mem_check_interval': { type: 'duration', default: '60s', min: 1, live: false, doc: 'How often memory use is checked (system_memory_high_watermark, process_memory_high_watermark).' },
   'os_mon.sysmem_high_watermark': { type: 'percent', default: '70%', live: true, doc: 'Raise system_memory_high_watermark while the machine\'s memory in use is above this share of its total.' },
   'os_mon.procmem_high_watermark': { type: 'percent', default: '5%', live: true, doc: 'Raise process_memory_high_watermark while this node\'s resident memory is above this share of the machine\'s total.' },
-  'vm_mon.check_interval': { type: 'duration', default: '30s', min: 1, live: true, doc: 'How often open file descriptors are counted against the open-files limit (too_many_processes alarm).' },
+  'vm_mon.check_interval': { type: 'duration', default: '30s', min: 1, live: false, doc: 'How often open file descriptors are counted against the open-files limit (too_many_processes alarm).' },
   'vm_mon.process_high_watermark': { type: 'percent', default: '80%', live: true, doc: 'Raise too_many_processes when open file descriptors go above this share of the open-files limit.' },
   'vm_mon.process_low_watermark': { type: 'percent', default: '60%', live: true, doc: 'Clear too_many_processes when open file descriptors fall below this share of the limit.' }
 } as const satisfies ConfigSchema
