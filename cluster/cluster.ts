@@ -73,6 +73,8 @@ export class Cluster {
   private readonly admitted = new Set<string>()
   /** Nodes this node is joining through `cluster join`: their link is a join's. */
   private readonly joining = new Set<string>()
+  /** Seeds this node joins through at start (their links are join links until admitted). */
+  private readonly seeding = new Set<string>()
   /** Books swapped on a link, waiting for the peer to accept this node's. */
   private readonly swapped = new Map<string, MemberEntry[]>()
   /** Peers that accepted this node's book on their current link. */
@@ -124,9 +126,16 @@ export class Cluster {
     this.timer = setInterval(() => { this.tick() }, TICK_MS)
     this.timer.unref()
     if (this.node.config['cluster.discovery'] === 'static') {
-      for (const seed of String(this.node.config['cluster.static.seeds'] ?? '').split(',').map(s => s.trim()).filter(s => s !== '')) {
-        const { name, host, port } = parseNodeAddress(seed)
-        if (name === this.node.name || this.book.alone || this.book.get(name) !== undefined) continue
+      const seeds = String(this.node.config['cluster.static.seeds'] ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
+        .map(seed => parseNodeAddress(seed)).filter(seed => seed.name !== this.node.name)
+      // a node without members (new, or it left) joins through its seeds, as `cluster join`
+      // would: a new epoch, and join links (a tombstone of a namesake that left is older)
+      if (seeds.length > 0 && this.book.members().length === 0) {
+        this.book.set(this.node.name, { addr: this.mesh.addr, stamp: this.book.stamp() })
+        for (const seed of seeds) { this.joining.add(seed.name); this.seeding.add(seed.name) }
+      }
+      for (const { name, host, port } of seeds) {
+        if (this.book.alone || this.book.get(name) !== undefined) continue
         // a seed's epoch is unknown (stamp 0): the swap on its link brings it
         this.book.set(name, { addr: `${host}:${port}`, stamp: 0 })
         this.members.set(name, { downSince: Date.now(), lost: false })
@@ -375,6 +384,7 @@ export class Cluster {
     const hello = this.mesh.peer(name)
     if (hello === undefined) return
     this.admitted.add(name)
+    if (this.seeding.delete(name)) this.joining.delete(name)
     const record = this.book.get(name)!
     if (record.addr !== hello.addr) this.book.set(name, { ...record, addr: hello.addr })
     this.members.set(name, { downSince: null, lost: false })

@@ -73,13 +73,18 @@ async function membershipOf (m: Member): Promise<string | null> {
   const { out, code, err } = await ctl(m, 'cluster', 'status', '--json')
   if (code !== 0) return `cluster status on ${m.name} failed: ${err}`
   const list = JSON.parse(out) as Array<{ name: string, status: string }>
-  const shown = list.map(x => `${x.name}:${x.status}`).sort().join(' ')
-  const expected = groupOf(m).map(n => `${n.name}:${n.proc !== null ? 'running' : 'stopped'}`).sort().join(' ')
+  const group = groupOf(m)
+  // a node whose every peer is stopped cannot hear what changed while it was down (say it
+  // was forced out then): it may still list stopped nodes of its old cluster, as stopped
+  const unheard = group.every(n => n === m || n.proc === null)
+  const shown = list.filter(x => !(unheard && x.status === 'stopped' && !group.some(n => n.name === x.name)))
+    .map(x => `${x.name}:${x.status}`).sort().join(' ')
+  const expected = group.map(n => `${n.name}:${n.proc !== null ? 'running' : 'stopped'}`).sort().join(' ')
   if (shown !== expected) return `${m.name} shows [${shown}], expected [${expected}]`
   // this node's own alarms (the list without a node is the whole cluster's)
   const alarms = await api(m, `/alarms/present/${encodeURIComponent(m.name)}`)
   const partitioned = JSON.stringify(alarms.data).includes('partitioned')
-  const stopped = groupOf(m).some(n => n.proc === null)
+  const stopped = list.some(x => x.status === 'stopped')
   if (partitioned !== stopped) return `${m.name}: partitioned alarm ${partitioned ? 'up' : 'down'} with ${stopped ? 'a' : 'no'} stopped member`
   return null
 }
