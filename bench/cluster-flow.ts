@@ -26,6 +26,8 @@ export interface FlowPlan {
   payloadSize: number
   warmupS: number
   durationS: number
+  /** How long the subscriber may take to drain after the publishers stop, ms (default 3000). */
+  drainMaxMs?: number
 }
 
 /** What one run measured; rates are per second of the window. */
@@ -51,6 +53,9 @@ export interface FlowResult {
   generatorCpuPercent: number
   /** 1-minute load average at the start of the window. */
   load: number
+  /** Over the whole stream (warm-up and window), after the subscriber drained: messages published and received. */
+  sentTotal: number
+  receivedTotal: number
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
@@ -151,7 +156,8 @@ export async function runFlow (plan: FlowPlan): Promise<FlowResult> {
     const b = snapshot(plan.pids, subs, pubs)
     subs.setRecording(false)
     await pubs.stop()
-    await subs.drain(300, 3000)
+    await subs.drain(300, plan.drainMaxMs ?? 3000)
+    const totals = { sent: pubs.read().sent, received: subs.read().received }
     const histogram = await subs.histogram()
     const windowS = (b.at - a.at) / 1000
     const delivered = b.sub.received - a.sub.received
@@ -186,7 +192,9 @@ export async function runFlow (plan: FlowPlan): Promise<FlowResult> {
       p50Ms: histogram.total > 0 ? histogram.percentile(50) / 1000 : null,
       p99Ms: histogram.total > 0 ? histogram.percentile(99) / 1000 : null,
       generatorCpuPercent: (selfUs / (windowS * 1e6)) * 100,
-      load
+      load,
+      sentTotal: totals.sent,
+      receivedTotal: totals.received
     }
   } finally {
     await pubs.terminate()

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url'
 import Table from 'cli-table3'
 import { Command } from 'commander'
 import { mosquittoTarget, startBroker } from './broker-process.js'
-import { joinCluster, startClusterNode, waitForCluster, type ClusterNode, type ClusterNodeOptions } from './cluster-nodes.js'
+import { joinCluster, runCtl, startClusterNode, waitForCluster, type ClusterNode, type ClusterNodeOptions } from './cluster-nodes.js'
 import { runFlow, type FlowPlan, type FlowResult } from './cluster-flow.js'
 import { runJoin, runPropagation, PROBE_EVERY_MS, type JoinResult, type PropagationResult } from './cluster-routes.js'
 
@@ -32,7 +32,7 @@ const TARGET_CPU_RATIO = 2
 const TARGET_PROPAGATION_MS = 2000
 const TARGET_JOIN_MS = 10_000
 
-const PARTS = ['qos0', 'qos1', 'mosquitto', 'propagation', 'join'] as const
+const PARTS = ['qos0', 'qos1', 'mosquitto', 'propagation', 'join', 'flood'] as const
 
 const program = new Command('bench:cluster')
   .description('Forwarding throughput and CPU, route propagation and join time of a two-node Starling cluster.')
@@ -47,7 +47,9 @@ const program = new Command('bench:cluster')
   .option('--join-routes <n>', 'join: subscriptions held on the existing node', '100000')
   .option('--join-clients <n>', 'join: clients holding them', '10')
   .option('--per-packet <n>', 'filters per SUBSCRIBE', '100')
-  .option('--only <list>', `parts to run: ${PARTS.join(',')}`, PARTS.join(','))
+  .option('--flood-rates <list>', 'flood: QoS 0 forwarded rates to try, msg/s (a fresh pair of nodes each)', '20000,40000,60000,100000')
+  .option('--flood-publishers <n>', 'flood: publishers sharing the rate', '100')
+  .option('--only <list>', `parts to run: ${PARTS.join(',')} (flood only when named)`, PARTS.filter((p) => p !== 'flood').join(','))
 
 function positive (name: string, value: string): number {
   const n = Number(value)
@@ -147,6 +149,69 @@ function targetsTable (flows: FlowResult[], props: PropagationResult[], joins: J
   return t.toString()
 }
 
+/** One flood run: the stream's totals and the two nodes' message metrics over it. */
+interface FloodResult {
+  rate: number
+  flow: FlowResult
+  /** Deltas of A's and B's metrics over the run. */
+  a: Record<string, number>
+  b: Record<string, number>
+  /** A still running after the run. */
+  aliveA: boolean
+}
+
+async function nodeMetrics (node: ClusterNode): Promise<Record<string, number>> {
+  const run = await runCtl(repoRoot, node, ['broker', 'metrics', '--json'], 15_000)
+  try { return JSON.parse(run.out) } catch { return {} }
+}
+
+function delta (after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const key of ['messages/received', 'messages/forward', 'messages/dropped']) out[key] = (after[key] ?? NaN) - (before[key] ?? NaN)
+  return out
+}
+
+/** A forwarded QoS 0 stream at `rate` between two fresh nodes, with the drops each counted. */
+async function runFlood (nodeOpts: ClusterNodeOptions, stream: { publishers: number, payloadSize: number, warmupS: number, durationS: number }, rate: number): Promise<FloodResult> {
+  const nodes: ClusterNode[] = []
+  try {
+    const a = await startClusterNode(repoRoot, 'flood-a', nodeOpts)
+    nodes.push(a)
+    const b = await startClusterNode(repoRoot, 'flood-b', nodeOpts)
+    nodes.push(b)
+    await joinCluster(repoRoot, b, a)
+    await waitForCluster(repoRoot, [a, b])
+    const [a0, b0] = [await nodeMetrics(a), await nodeMetrics(b)]
+    const flow = await runFlow({ ...stream, qos: 0, round: 1, rate, kind: 'forwarded', pubPort: a.port, subPort: b.port, pids: { A: a.pid, B: b.pid }, drainMaxMs: 15_000 })
+    const aliveA = isAlive(a.pid)
+    const [a1, b1] = [aliveA ? await nodeMetrics(a) : {}, await nodeMetrics(b)]
+    return { rate, flow, a: delta(a1, a0), b: delta(b1, b0), aliveA }
+  } finally {
+    for (const node of nodes.reverse()) await node.stop()
+  }
+}
+
+function isAlive (pid: number): boolean {
+  try { process.kill(pid, 0); return true } catch { return false }
+}
+
+function describeFlood (f: FloodResult): string {
+  const lost = f.flow.sentTotal - f.flow.receivedTotal
+  return `published ${fmt(f.flow.sentTotal, 0)}, received ${fmt(f.flow.receivedTotal, 0)} (lost ${fmt(lost, 0)}), window ${fmt(f.flow.deliveredPerS, 0)} msg/s delivered of ${fmt(f.flow.sentPerS, 0)} sent; ` +
+    `A received ${fmt(f.a['messages/received'], 0)} forwarded ${fmt(f.a['messages/forward'], 0)} dropped ${fmt(f.a['messages/dropped'], 0)}; B dropped ${fmt(f.b['messages/dropped'], 0)}; ` +
+    `A ${f.aliveA ? 'alive' : 'DEAD'}; CPU A ${fmt(f.flow.cpuPercentBy.A, 0)}% B ${fmt(f.flow.cpuPercentBy.B, 0)}%; load ${fmt(f.flow.load, 2)}`
+}
+
+function floodTable (floods: FloodResult[]): string {
+  const t = table(['rate msg/s', 'published', 'received', 'lost', 'dropped on A', 'dropped on B', 'uncounted', 'window delivered msg/s', 'p99 ms', 'A alive', 'load'])
+  for (const f of floods) {
+    const lost = f.flow.sentTotal - f.flow.receivedTotal
+    t.push([fmt(f.rate, 0), fmt(f.flow.sentTotal, 0), fmt(f.flow.receivedTotal, 0), fmt(lost, 0), fmt(f.a['messages/dropped'], 0), fmt(f.b['messages/dropped'], 0),
+      fmt(lost - (f.a['messages/dropped'] + f.b['messages/dropped']), 0), fmt(f.flow.deliveredPerS, 0), fmt(f.flow.p99Ms, 2), f.aliveA ? 'yes' : 'NO', fmt(f.flow.load, 2)])
+  }
+  return t.toString()
+}
+
 async function main (): Promise<void> {
   const cli = program.parse().opts<Record<string, string>>()
   const rounds = Math.round(positive('rounds', cli.rounds))
@@ -233,10 +298,24 @@ async function main (): Promise<void> {
     }
   }
 
+  const floods: FloodResult[] = []
+  if (only.has('flood')) {
+    for (const rate of cli.floodRates.split(',').map((r) => positive('flood-rates', r.trim()))) {
+      floods.push(await runFlood(nodeOpts, { ...stream, publishers: Math.round(positive('flood-publishers', cli.floodPublishers)) }, rate))
+      const f = floods[floods.length - 1]
+      log(`[flood ${fmt(rate, 0)} msg/s] ${describeFlood(f)}`)
+    }
+  }
+
   log('\nForwarding, medians over rounds (CPU = broker user+sys per delivered message, forwarded counts A + B; ' +
     'kernel = the part of CPU spent in the kernel (stime); syscalls = read + write system calls of the same processes ' +
     'per delivered message; load = 1-min load average):')
   if (flows.length > 0) log(flowTable(flows))
+  if (floods.length > 0) {
+    log('\nFlood (issue 13): QoS 0 forwarded A→B at each rate; lost = published - received by the subscriber after it drained; ' +
+      'every lost message must be counted in messages/dropped on A or B, and A must stay alive:')
+    log(floodTable(floods))
+  }
   log(`\nTargets (timings resolve to ${PROBE_EVERY_MS} ms, the probe's publish period); load average at the end ${load()}:`)
   log(targetsTable(flows, props, joins))
 }
