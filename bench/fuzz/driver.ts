@@ -9,6 +9,7 @@ import net from 'node:net'
 import mqtt from 'mqtt'
 import { Random, connect, publish, ack, subscribe, unsubscribe, disconnect, PINGREQ } from './packets.js'
 import { protocolError, blindMutation, writes, type Mutation } from './mutator.js'
+import { readVarint, varintSize } from '../../node/mqtt/wire-bytes.js'
 
 /** What to run. */
 export interface FuzzOptions {
@@ -148,10 +149,9 @@ function endsWithErrorCode (bytes: Buffer): boolean {
   let last = -1
   let code = -1
   while (pos < bytes.length) {
-    let len = 0
-    let mul = 1
-    let i = pos + 1
-    while (i < bytes.length) { const b = bytes[i++]; len += (b & 127) * mul; mul *= 128; if ((b & 128) === 0) break }
+    const len = readVarint(bytes, pos + 1, bytes.length)
+    if (len < 0) break
+    const i = pos + 1 + varintSize(len)
     if (i + len > bytes.length) break
     last = bytes[pos] >> 4
     code = last === 14 ? (len > 0 ? bytes[i] : 0) : last === 2 && len >= 2 ? bytes[i + 1] : -1

@@ -1,5 +1,6 @@
 import mqttPacket from 'mqtt-packet'
 import type { Wire } from './wire.js'
+import { varintSize, writeVarint } from './wire-bytes.js'
 
 /**
  * One-entry cache of the last encoded QoS 0 PUBLISH frame. In a fan-out every subscriber
@@ -26,17 +27,9 @@ export function encodeQos0 (packet: any, v5: boolean): Buffer {
   if (payload === lastPayload && packet.topic === lastTopic && flags === lastFlags) return lastFrame!
   const topicLen = Buffer.byteLength(packet.topic)
   const remaining = 2 + topicLen + (v5 ? 1 : 0) + payload.length
-  const lenBytes = remaining < 128 ? 1 : remaining < 16384 ? 2 : remaining < 2097152 ? 3 : 4
-  const frame = Buffer.allocUnsafe(1 + lenBytes + remaining)
+  const frame = Buffer.allocUnsafe(1 + varintSize(remaining) + remaining)
   frame[0] = 0x30 | (retain ? 1 : 0)
-  let pos = 1
-  let n = remaining
-  do {
-    let byte = n % 128
-    n = Math.floor(n / 128)
-    if (n > 0) byte |= 128
-    frame[pos++] = byte
-  } while (n > 0)
+  let pos = writeVarint(frame, 1, remaining)
   frame.writeUInt16BE(topicLen, pos)
   pos += 2
   pos += frame.write(packet.topic, pos)

@@ -1,4 +1,5 @@
 import type { Wire } from './wire.js'
+import { readVarint, varintSize } from './wire-bytes.js'
 
 const PUBLISH = 3
 
@@ -44,11 +45,10 @@ export class OutboundWindow {
     let pos = 0
     while (pos < buf.length) {
       const b0 = buf[pos]
-      let len = 0
-      let mul = 1
-      let i = pos + 1
-      let byte: number
-      do { byte = buf[i++]; len += (byte & 127) * mul; mul *= 128 } while ((byte & 128) !== 0 && i < buf.length)
+      // frames aedes and we encoded: well-formed, their lengths in shortest form
+      const len = readVarint(buf, pos + 1, buf.length)
+      if (len < 0) break
+      const i = pos + 1 + varintSize(len)
       const end = i + len
       if ((b0 >> 4) === PUBLISH && (b0 & 6) !== 0 && !this.admit(packetIdOf(buf, i))) {
         parts ??= []

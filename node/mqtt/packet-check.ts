@@ -10,7 +10,7 @@
  * Error for packets that decode but break a rule (packet id 0, a repeated property, an
  * empty SUBSCRIBE), and the specific codes where the standard names one.
  */
-import { scanUtf8, isUtf8Range, UTF8_BAD, UTF8_WILDCARD, UTF8_CONTROL } from './wire-bytes.js'
+import { scanUtf8, isUtf8Range, readVarint, varintFault, varintSize, UTF8_BAD, UTF8_WILDCARD, UTF8_CONTROL } from './wire-bytes.js'
 import {
   checkProperties, hadProperty, seen, MALFORMED, PROTOCOL_ERROR, PAYLOAD_FORMAT_INVALID,
   CONNECT_PROPS, WILL_PROPS, PUBLISH_PROPS, ACK_PROPS, SUBSCRIBE_PROPS, UNSUBSCRIBE_PROPS, DISCONNECT_PROPS, AUTH_PROPS,
@@ -262,14 +262,8 @@ export function publishPrefix (buf: Buffer, body: number, end: number, hasId: bo
   const p = body + 2 + buf.readUInt16BE(body) + (hasId ? 2 : 0)
   if (!v5 || p >= end) return Math.min(p, end)
   // the property length: up to four bytes, then that many bytes of properties
-  let len = 0
-  let mul = 1
-  for (let i = p; i < p + 4; i++) {
-    if (i >= buf.length) return Math.min(i + 1, end)
-    const byte = buf[i]
-    len += (byte & 127) * mul
-    mul *= 128
-    if ((byte & 128) === 0) return Math.min(i + 1 + len, end)
-  }
+  const len = readVarint(buf, p, buf.length)
+  if (len >= 0) return Math.min(p + varintSize(len) + len, end)
+  if (varintFault(buf, p, buf.length) === 'incomplete') return Math.min(buf.length + 1, end)
   return Math.min(p + 4, end) // malformed: the validator says so
 }

@@ -1,6 +1,7 @@
 /**
- * Byte-level helpers for the MQTT wire format (variable byte integers, UTF-8 strings),
- * shared by the inbound scan, the packet validator and the fuzzer. Readers never throw and
+ * Byte-level helpers for the MQTT wire format (variable byte integers, UTF-8 strings): the
+ * one place they are written, used by the inbound and outbound scans, the SUBSCRIBE rewriter,
+ * the validator, the QoS 0 encoder, the outbound window and the fuzzer. Readers never throw and
  * never allocate on the common path: they return -1 for bytes that do not form a value.
  */
 import { isUtf8 } from 'node:buffer'
@@ -29,6 +30,19 @@ export function readVarint (buf: Buffer, pos: number, end: number): number {
   return -1
 }
 
+/**
+ * Why {@link readVarint} returned -1 for the bytes at `pos` (up to `end`): they are not all
+ * here yet (`incomplete`), run past four bytes (`too_long`), or encode the value in more bytes
+ * than it needs (`not_shortest`, [MQTT-1.5.5-1]). Only called on that rare path.
+ */
+export function varintFault (buf: Buffer, pos: number, end: number): 'incomplete' | 'too_long' | 'not_shortest' {
+  for (let i = 0; i < 4; i++) {
+    if (pos + i >= end) return 'incomplete'
+    if ((buf[pos + i] & 128) === 0) return 'not_shortest'
+  }
+  return 'too_long'
+}
+
 /** Bytes a variable byte integer takes for `n` (1..4). */
 export function varintSize (n: number): number {
   return n < 128 ? 1 : n < 16_384 ? 2 : n < 2_097_152 ? 3 : 4
@@ -37,14 +51,19 @@ export function varintSize (n: number): number {
 /** The encoding of `n` as a variable byte integer. */
 export function encodeVarint (n: number): Buffer {
   const out = Buffer.allocUnsafe(varintSize(n))
-  let i = 0
+  writeVarint(out, 0, n)
+  return out
+}
+
+/** Writes `n` as a variable byte integer at `pos` (room for {@link varintSize} bytes); returns the offset after it. */
+export function writeVarint (buf: Buffer, pos: number, n: number): number {
   do {
     let byte = n % 128
     n = Math.floor(n / 128)
     if (n > 0) byte |= 128
-    out[i++] = byte
+    buf[pos++] = byte
   } while (n > 0)
-  return out
+  return pos
 }
 
 /** What a UTF-8 string field holds beyond being well-formed; see {@link scanUtf8}. */

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer'
 import { filterError, parseShared } from './topic.js'
+import { readVarint, varintSize } from './wire-bytes.js'
 
 /** Subscription features the broker offers (`mqtt.shared_subscription`, `mqtt.wildcard_subscription`, `mqtt.max_topic_levels`). */
 export interface SubscribePolicy {
@@ -13,22 +14,6 @@ export const SUBACK_FAILURE_V3 = 0x80
 export const TOPIC_FILTER_INVALID = 0x8f
 export const SHARED_NOT_SUPPORTED = 0x9e
 export const WILDCARDS_NOT_SUPPORTED = 0xa2
-
-/**
- * Reads a variable byte integer at `pos`; returns [value, bytes used].
- */
-function readVarint (buf: Buffer, pos: number): [number, number] {
-  let value = 0
-  let mul = 1
-  let i = 0
-  let byte: number
-  do {
-    byte = buf[pos + i++]
-    value += (byte & 127) * mul
-    mul *= 128
-  } while ((byte & 128) !== 0 && i < 4)
-  return [value, i]
-}
 
 /**
  * Scans the filters of a complete SUBSCRIBE or UNSUBSCRIBE frame (body at [body, end)) and
@@ -46,7 +31,9 @@ export function scanSubscribe (buf: Buffer, body: number, end: number, isSubscri
   version: number, policy: SubscribePolicy): PendingSuback | null {
   let p = body + 2 // packet identifier
   if (version === 5) {
-    const [propLen, used] = readVarint(buf, p)
+    // the validator has checked the frame: the property length is well-formed
+    const propLen = readVarint(buf, p, end)
+    const used = varintSize(propLen)
     p += used + propLen
   }
   const codes: Array<number | null> = []
@@ -202,7 +189,9 @@ function markRefused (buf: Buffer, start: number, stop: number): void {
 export function patchSuback (buf: Buffer, body: number, end: number, version: number, codes: Array<number | null>): void {
   let p = body + 2
   if (version === 5) {
-    const [propLen, used] = readVarint(buf, p)
+    // the validator has checked the frame: the property length is well-formed
+    const propLen = readVarint(buf, p, end)
+    const used = varintSize(propLen)
     p += used + propLen
   }
   for (let i = 0; i < codes.length && p + i < end; i++) {

@@ -5,7 +5,7 @@ import type { PacketTap } from '../sys/packet-tap.js'
 import { scanSubscribe, patchSuback, PendingSubacks } from './wire-subscribe.js'
 import type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 import { checkPacket, checkHeader, publishPrefix, MALFORMED, PROTOCOL_ERROR } from './packet-check.js'
-import { varintSize } from './wire-bytes.js'
+import { readVarint, varintFault, varintSize } from './wire-bytes.js'
 import type { OutboundWindow } from './outbound-window.js'
 export type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 
@@ -271,12 +271,10 @@ export class Wire {
     while (pos < out.length) {
       const b0 = out[pos]
       const type = b0 >> 4
-      let len = 0
-      let mul = 1
-      let i = pos + 1
-      let byte: number
-      do { byte = out[i++]; len += (byte & 127) * mul; mul *= 128 } while ((byte & 128) !== 0 && i < out.length)
-      const body = i
+      // frames aedes and we encoded: well-formed, their lengths in shortest form
+      const len = readVarint(out, pos + 1, out.length)
+      if (len < 0) break
+      const body = pos + 1 + varintSize(len)
       const end = body + len
       c.sendPkt++
       m['packets/sent']++
@@ -332,27 +330,19 @@ export class Wire {
     }
     while (pos < buf.length) {
       // fixed header: type/flags byte, then 1..4 bytes of remaining length
-      let len = 0
-      let mul = 1
-      let i = pos + 1
-      let complete = false
-      while (i < buf.length && i <= pos + 4) {
-        const byte = buf[i++]
-        len += (byte & 127) * mul
-        mul *= 128
-        if ((byte & 128) === 0) { complete = true; break }
-      }
-      if (!complete) {
-        // [MQTT-1.5.5] a remaining length of at most four bytes
-        if (i > pos + 4) { this.violation(MALFORMED, 'remaining length longer than four bytes', 0); return this.stop(buf, pos) }
-        return this.keep(buf, pos)
+      const len = readVarint(buf, pos + 1, buf.length)
+      if (len < 0) {
+        const fault = varintFault(buf, pos + 1, buf.length)
+        if (fault === 'incomplete') return this.keep(buf, pos)
+        // [MQTT-1.5.5] at most four bytes; [MQTT-1.5.5-1] in its shortest form
+        if (fault === 'too_long') this.violation(MALFORMED, 'remaining length longer than four bytes', 0)
+        else this.violation(MALFORMED, 'remaining length not in its shortest form', buf[pos] >> 4)
+        return this.stop(buf, pos)
       }
       const b0 = buf[pos]
       const type = b0 >> 4
-      const body = i
+      const body = pos + 1 + varintSize(len)
       const end = body + len
-      // [MQTT-1.5.5-1] the remaining length in its shortest form
-      if (body - pos - 1 !== varintSize(len)) { this.violation(MALFORMED, 'remaining length not in its shortest form', type); return this.stop(buf, pos) }
       // the first byte and the connection's state, before waiting for a body that may never come
       if (!this.validHeader(b0, type)) return this.stop(buf, pos)
       // [MQTT-3.2.2-15] refused on its declared size, before its body is buffered
@@ -390,11 +380,8 @@ export class Wire {
     const id = out.readUInt16BE(body + 2 + topicLen)
     let p = body + 4 + topicLen
     if (this.protocolVersion === 5) {
-      let propLen = 0
-      let mul = 1
-      let byte: number
-      do { byte = out[p++]; propLen += (byte & 127) * mul; mul *= 128 } while ((byte & 128) !== 0)
-      p += propLen
+      const propLen = readVarint(out, p, end)
+      p += varintSize(propLen) + propLen
     }
     const sent = this.sent ??= new Map()
     sent.set(id, { topic, payload: Buffer.from(out.subarray(p, end)), qos: (b0 >> 1) & 3, id })

@@ -11,25 +11,14 @@ import { startTestNode, closeClients, collect, nextMessage, waitFor, type TestNo
 import {
   spawnNode, killAllNodes, connectTo, closeProcessClients, residentBytes, within, type NodeProcess
 } from '../helpers/process.js'
+import { encodeVarint } from '../../node/mqtt/wire-bytes.js'
 
 /** Every raw socket a test opened, destroyed after each test. */
 const rawSockets = new Set<net.Socket>()
 
-/** MQTT variable byte integer (remaining length). */
-function varint (n: number): Buffer {
-  const out: number[] = []
-  do {
-    let byte = n % 128
-    n = Math.floor(n / 128)
-    if (n > 0) byte |= 128
-    out.push(byte)
-  } while (n > 0)
-  return Buffer.from(out)
-}
-
 /** A frame from its first byte and body: the remaining length is computed. */
 function frame (b0: number, body: Buffer): Buffer {
-  return Buffer.concat([Buffer.from([b0]), varint(body.length), body])
+  return Buffer.concat([Buffer.from([b0]), encodeVarint(body.length), body])
 }
 
 /** A UTF-8 string field: two length bytes, then the bytes (given raw, so they may be invalid). */
@@ -52,7 +41,7 @@ function connectFrame (clientId: string, protocolVersion: 4 | 5 = 4, extra: Reco
 
 /** An MQTT 5 CONNECT (clean start) with `props` as its raw property bytes. */
 function v5ConnectWithProperties (clientId: string, props: Buffer): Buffer {
-  return frame(0x10, Buffer.concat([str('MQTT'), Buffer.from([5, 0x02, 0x00, 0x3c]), varint(props.length), props, str(clientId)]))
+  return frame(0x10, Buffer.concat([str('MQTT'), Buffer.from([5, 0x02, 0x00, 0x3c]), encodeVarint(props.length), props, str(clientId)]))
 }
 
 /**
