@@ -28,6 +28,8 @@ export interface FlowPlan {
   durationS: number
   /** How long the subscriber may take to drain after the publishers stop, ms (default 3000). */
   drainMaxMs?: number
+  /** The subscriber has drained when nothing arrived for this long, ms (default 300). */
+  drainQuietMs?: number
 }
 
 /** What one run measured; rates are per second of the window. */
@@ -156,7 +158,7 @@ export async function runFlow (plan: FlowPlan): Promise<FlowResult> {
     const b = snapshot(plan.pids, subs, pubs)
     subs.setRecording(false)
     await pubs.stop()
-    await subs.drain(300, plan.drainMaxMs ?? 3000)
+    await subs.drain(plan.drainQuietMs ?? 300, plan.drainMaxMs ?? 3000)
     const totals = { sent: pubs.read().sent, received: subs.read().received }
     const histogram = await subs.histogram()
     const windowS = (b.at - a.at) / 1000

@@ -182,7 +182,7 @@ async function runFlood (nodeOpts: ClusterNodeOptions, stream: { publishers: num
     await joinCluster(repoRoot, b, a)
     await waitForCluster(repoRoot, [a, b])
     const [a0, b0] = [await nodeMetrics(a), await nodeMetrics(b)]
-    const flow = await runFlow({ ...stream, qos: 0, round: 1, rate, kind: 'forwarded', pubPort: a.port, subPort: b.port, pids: { A: a.pid, B: b.pid }, drainMaxMs: 15_000 })
+    const flow = await runFlow({ ...stream, qos: 0, round: 1, rate, kind: 'forwarded', pubPort: a.port, subPort: b.port, pids: { A: a.pid, B: b.pid }, drainMaxMs: 30_000, drainQuietMs: 3000 })
     const aliveA = isAlive(a.pid)
     const [a1, b1] = [aliveA ? await nodeMetrics(a) : {}, await nodeMetrics(b)]
     return { rate, flow, a: delta(a1, a0), b: delta(b1, b0), aliveA }
