@@ -13,5 +13,6 @@ export default tseslint.config(
       'no-console': 'error'
     }
   },
-  { files: ['bin/**', 'bench/**', 'test/**', '**/*.cjs'], rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' } }
+  { files: ['bin/**', 'bench/**', 'test/**', '**/*.cjs'], rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' } },
+  { files: ['**/*.cjs'], languageOptions: { globals: { module: 'writable', require: 'readonly' } } }
 )

@@ -6,6 +6,9 @@ import { API_ROUTES } from './routes/index.js'
 
 const running = new WeakMap<StarlingNode, ApiServer>()
 
+/** Acceptors reported for the management HTTP listener: Node accepts on one event loop. */
+const MANAGEMENT_ACCEPTORS = 1
+
 /** The management API listener of a node, while svc_management is loaded. */
 export function managementApi (node: StarlingNode): ApiServer | undefined {
   return running.get(node)
@@ -25,8 +28,17 @@ export const managementApiPlugin: PluginDefinition = {
   async load ({ node }) {
     const server = await startApiServer(node, API_ROUTES, node.services.apps)
     running.set(node, server)
+    const unreport = node.listenerBoard.add(() => ({
+      protocol: server.protocol,
+      listen_on: server.listenOn,
+      acceptors: MANAGEMENT_ACCEPTORS,
+      max_conns: node.config['management.listener.http.max_conns'],
+      current_conns: server.connections(),
+      shutdown_count: []
+    }))
     return {
       unload: async () => {
+        unreport()
         running.delete(node)
         await server.stop()
       }

@@ -1,7 +1,7 @@
 import { Command } from 'commander'
 import { loadConfig, configFile, resolvePath, ConfigError } from '../node/config/index.js'
 import { createLogger } from '../node/logger.js'
-import { startNode } from '../node/node.js'
+import { startStarling } from './assemble.js'
 import { VERSION, packageRoot } from '../node/version.js'
 import { managementApi } from '../api/plugin.js'
 
@@ -47,7 +47,7 @@ export async function main (argv: string[]): Promise<void> {
   if (file !== undefined && !file.found) logger.warn({ file: file.path }, 'no configuration file; running on the embedded defaults and STARLING_* variables')
   let node
   try {
-    node = await startNode(config, { logger })
+    node = await startStarling(config, { logger })
   } catch (err: any) {
     console.error(`starling: ${err.message}`)
     logger.flush(() => process.exit(1))

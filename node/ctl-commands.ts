@@ -7,15 +7,12 @@ import { PLUGIN_CTL_COMMANDS } from './plugins/index.js'
 import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/index.js'
 import { MGMT_CTL_COMMANDS } from './apps/ctl.js'
 import { MONITORING_CTL_COMMANDS } from './ops/monitoring-ctl.js'
-import { RULE_CTL_COMMANDS } from '../rules/ctl.js'
-import { SCHEMA_CTL_COMMANDS } from '../rules/schemas/ctl.js'
-import { CLUSTER_CTL_COMMANDS } from '../cluster/ctl.js'
 
 /**
- * Every `starling-ctl` command, from every subsystem. Each subsystem defines its commands
- * beside its code; this is the one list the program is built from.
+ * The core's `starling-ctl` commands, from every service of node/. The composition root
+ * (bin/assemble.ts) adds the rule engine's, the schema registry's and the cluster's.
  */
-export const ALL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
+export const NODE_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...CTL_COMMANDS,
   ...ACL_CTL_COMMANDS,
   ...PLUGIN_CTL_COMMANDS,
@@ -24,8 +21,5 @@ export const ALL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...TRACE_CTL_COMMANDS,
   ...LOG_CTL_COMMANDS,
   ...MGMT_CTL_COMMANDS,
-  ...MONITORING_CTL_COMMANDS,
-  ...RULE_CTL_COMMANDS,
-  ...SCHEMA_CTL_COMMANDS,
-  ...CLUSTER_CTL_COMMANDS
+  ...MONITORING_CTL_COMMANDS
 ]

@@ -5,10 +5,8 @@ import { type StarlingConfig, resolvePath, configRoot, ensureDevCertificates } f
 import { CONFIG_SCHEMA } from './config/schema.js'
 import { createStore, type Store } from './store/index.js'
 import { SharedData } from './store/shared.js'
-import { startCluster, type Cluster } from '../cluster/index.js'
 import { createStorePersistence } from './mqtt/persistence.js'
 import { Broker } from './mqtt/broker.js'
-import { SessionExpiry } from './mqtt/session-expiry.js'
 import { brokerSettingsFrom } from './mqtt/settings.js'
 import { MqttListener, type ListenerSpec, type ListenerInfo } from './mqtt/listeners.js'
 import { createMetrics, type Metrics } from './metrics.js'
@@ -18,6 +16,9 @@ import { ListenError } from './listen-error.js'
 import { HooksBus } from './hooks.js'
 import { startServices, type NodeServices } from './services.js'
 import { NodeRpc } from './rpc.js'
+import { ListenerBoard } from './listener-board.js'
+import { SessionExpiry } from './mqtt/session-expiry.js'
+import type { PluginDefinition } from './plugins/types.js'
 
 export type { NodeServices }
 
@@ -42,8 +43,10 @@ export interface StarlingNode {
   readonly rpc: NodeRpc
   /** The node's services (ACL, banned list, plugins, $SYS ...), started after the MQTT core. */
   readonly services: NodeServices
-  /** The node's part in the cluster (mesh, routes, sessions, data); started after the services. */
-  readonly cluster: Cluster
+  /** The node's part in the cluster, when it was assembled with one; started after the services. */
+  readonly cluster: ClusterPart | undefined
+  /** Listeners of the parts above the core (the management API ...), for the listeners API. */
+  readonly listenerBoard: ListenerBoard
   /** The bound port of a listener by protocol (`mqtt:tcp` ...), for tests and logs. */
   port: (protocol: ListenerSpec['protocol']) => number
   /** Stops accepting, disconnects clients (v5: 0x8B), flushes and closes the store. */
@@ -51,8 +54,31 @@ export interface StarlingNode {
 }
 
 
+/** What the core needs of the cluster part: its members (RPC, `cluster status`), and a stop. */
+export interface ClusterPart {
+  /** Every member this node knows, itself first, and whether it runs. */
+  status: () => Array<{ name: string, status: 'running' | 'stopped' }>
+  stop: () => Promise<void>
+}
+
+/**
+ * The parts above the core that a node is assembled with. The composition root
+ * (bin/assemble.ts) gives them; the core imports none of them, so node/ never depends on
+ * rules/, cluster/ or api/ (a dependency check in CI holds that).
+ */
+export interface NodeParts {
+  /** Every plugin the node offers, in load order; default the core's own (retainer, delayed publish, auth). */
+  plugins?: readonly PluginDefinition[]
+  /** Registers a part's operations on the node's RPC (rule engine, schema registry), after the core's. */
+  operations?: ReadonlyArray<(node: StarlingNode) => void>
+  /** Starts the cluster part once the services run; a failure to bind is `cluster.listen`'s. */
+  cluster?: (node: StarlingNode) => Promise<ClusterPart>
+}
+
 /** How a node is started beside its configuration. */
 export interface StartNodeInit {
+  /** The parts above the core (none: a single MQTT node with its services). */
+  parts?: NodeParts
   logger: Logger
   /** Directory relative paths resolve against (default: the config's root, see loadConfig). */
   cwd?: string
@@ -98,21 +124,27 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
     cleanups.unshift(() => control.stop())
     let stopping: Promise<void> | null = null
     const node: StarlingNode = {
-      config, logger, store, shared, broker, metrics, hooks, listeners, control, name, startedAt, services: {} as NodeServices, cluster: undefined as unknown as Cluster,
+      config, logger, store, shared, broker, metrics, hooks, listeners, control, name, startedAt, services: {} as NodeServices, cluster: undefined,
+      listenerBoard: new ListenerBoard(),
       rpc: undefined as unknown as NodeRpc,
       port: (protocol) => listeners.find(l => l.spec.protocol === protocol)?.port ?? 0,
       stop: () => (stopping ??= runAll(cleanups, logger))
     }
     ;(node as { rpc: NodeRpc }).rpc = new NodeRpc(node)
-    await startServices(node, { cwd, etcDir: init.etcDir, env: init.env }, (stop) => cleanups.unshift(stop))
-    try {
-      ;(node as { cluster: Cluster }).cluster = await startCluster(node)
-    } catch (err: any) {
-      const listen = config['cluster.listen'] as { host: string, port: number }
-      throw new ListenError('cluster.listen', `${listen.host}:${listen.port}`, err)
+    const parts = init.parts ?? {}
+    await startServices(node, { cwd, etcDir: init.etcDir, env: init.env, plugins: parts.plugins, operations: parts.operations }, (stop) => cleanups.unshift(stop))
+    if (parts.cluster !== undefined) {
+      let cluster: ClusterPart
+      try {
+        cluster = await parts.cluster(node)
+      } catch (err: any) {
+        const listen = config['cluster.listen'] as { host: string, port: number }
+        throw new ListenError('cluster.listen', `${listen.host}:${listen.port}`, err)
+      }
+      ;(node as { cluster: ClusterPart }).cluster = cluster
+      cleanups.unshift(() => cluster.stop())
+      warnOfDefaultCookie(config, logger)
     }
-    cleanups.unshift(() => node.cluster.stop())
-    warnOfDefaultCookie(config, logger)
     // accept clients last: every service (ACL, banned list, packet tap) applies to the first one
     for (const listener of listeners) {
       try {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import type { StarlingNode } from './node.js'
+import type { PluginDefinition } from './plugins/types.js'
 import { createAclService, type AclService } from './acl/index.js'
 import { createBannedService, registerBannedControl, type BannedService } from './banned/index.js'
 import { ListenError } from './listen-error.js'
@@ -11,9 +12,7 @@ import { createSysService, createSysmon, createMissedAcksTap, combineTaps } from
 import { createTraceService, createLogService, type TraceService } from './trace/index.js'
 import { createApps, type AppsService } from './apps/apps.js'
 import { registerAppsControl } from './apps/ctl.js'
-import { managementApiPlugin } from '../api/plugin.js'
 import { registerOperations } from './ops/index.js'
-import { ruleEnginePlugin } from '../rules/plugin.js'
 
 /** The services a node runs on top of its MQTT core (what the API and the CLI read). */
 export interface NodeServices {
@@ -33,7 +32,14 @@ export interface ServicesInit {
   cwd: string
   etcDir?: string
   env?: Record<string, string | undefined>
+  /** Every plugin the node offers, in load order (see NodeParts); default the core's own. */
+  plugins?: readonly PluginDefinition[]
+  /** Operations of the parts above the core, registered after the core's. */
+  operations?: ReadonlyArray<(node: StarlingNode) => void>
 }
+
+/** The core's own plugins, in load order: what a node without parts offers. */
+export const CORE_PLUGIN_LIST: readonly PluginDefinition[] = [...CORE_PLUGINS, svcAuthClientid, svcAuthUsername]
 
 /** Anything with a start and a stop, sync or async. */
 interface Startable { start: () => unknown, stop: () => unknown }
@@ -52,6 +58,7 @@ export async function startServices (node: StarlingNode, init: ServicesInit, onS
   const unregister = (off: () => void): void => onStop(async () => off())
 
   registerOperations(node)
+  for (const register of init.operations ?? []) register(node)
   services.acl = createAclService(node)
   await started(services.acl)
   services.banned = createBannedService(node)
@@ -82,7 +89,7 @@ export async function startServices (node: StarlingNode, init: ServicesInit, onS
 
   services.plugins = createPluginManager({
     node,
-    definitions: [managementApiPlugin, ...CORE_PLUGINS, ruleEnginePlugin, svcAuthClientid, svcAuthUsername],
+    definitions: [...(init.plugins ?? CORE_PLUGIN_LIST)],
     etcDir: init.etcDir ?? resolve(init.cwd, 'etc'),
     env: init.env
   })

@@ -4,7 +4,7 @@
  * emqx_rule_engine_cli printed them, `rule(id='...', for='...', rawsql='...', actions=...,
  * metrics=..., enabled='true', description='...')`, one per line, with nested values
  * (actions, metrics, config, status, params) as JSON. The node side is in
- * node/ops/rule-ops.ts; `--json` prints the API's objects.
+ * rules/rule-ops.ts; `--json` prints the API's objects.
  */
 import { defineCommand, type CtlCommand } from '../node/control/commands.js'
 import type { ActionInfo, ResourceTypeInfo } from './registry.js'

@@ -1,23 +1,23 @@
 /**
  * The rule engine's service layer (spec: Rule engine endpoints, CLI table), shared by the
  * `/api/v3/rules|actions|resource_types|resources` handlers and the `rules`, `rule-actions`,
- * `resources` and `resource-types` commands. Rules and resources are this node's (the
- * store is per node until the cluster replicates it); counters (`metrics`) and resource
- * health (`status`) are asked of every running node through `node.rpc`:
- * `rules.metrics` and `resources.status`.
+ * `resources` and `resource-types` commands. Rules and resources are cluster-wide data;
+ * counters (`metrics`) and resource health (`status`) are per node, asked of every running
+ * node through `node.rpc`: `rules.metrics` and `resources.status`. Registered on the node by
+ * the composition root (bin/assemble.ts), beside the rule engine it serves.
  */
-import type { StarlingNode } from '../node.js'
-import { ApiError, CODES } from '../errors.js'
-import { ruleEngineOf } from '../../rules/engine.js'
-import { actionInfo, resourceTypeInfo, type ActionInfo, type ResourceTypeInfo } from '../../rules/registry.js'
-import { compileRuleSql, type RuleInput, type RulePatch } from '../../rules/rule-service.js'
-import type { ResourceInput, ResourceStatus } from '../../rules/resource-service.js'
-import { resourceView, ruleView, type NodeRuleMetrics, type ResourceView, type RuleView } from '../../rules/views.js'
-import { testSql } from '../../rules/sql/index.js'
-import { SqlError } from '../../rules/sql/errors.js'
-import { DeferredResult } from '../../rules/funcs/errors.js'
-import type { ControlHandlers } from '../control/index.js'
-import type { Rule } from '../../rules/types.js'
+import type { StarlingNode } from '../node/node.js'
+import { ApiError, CODES } from '../node/errors.js'
+import { ruleEngineOf } from './engine.js'
+import { actionInfo, resourceTypeInfo, type ActionInfo, type ResourceTypeInfo } from './registry.js'
+import { compileRuleSql, type RuleInput, type RulePatch } from './rule-service.js'
+import type { ResourceInput, ResourceStatus } from './resource-service.js'
+import { resourceView, ruleView, type NodeRuleMetrics, type ResourceView, type RuleView } from './views.js'
+import { testSql } from './sql/index.js'
+import { SqlError } from './sql/errors.js'
+import { DeferredResult } from './funcs/errors.js'
+import type { ControlHandlers } from '../node/control/index.js'
+import type { Rule } from './types.js'
 
 export type { RuleInput, RulePatch, ResourceInput }
 

@@ -2,13 +2,13 @@
  * `/api/v3/actions`, `/api/v3/resource_types` and `/api/v3/resources` (spec: Rule engine:
  * actions and resource types, resources). Actions and resource types are read-only (defined
  * by code); resources are created with `{name?, type, config, description?}` and deleted
- * unless a rule uses them. Thin: the work is in node/ops/rule-ops.ts.
+ * unless a rule uses them. Thin: the work is in rules/rule-ops.ts.
  */
 import { defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
 import {
   actionsOfType, createResource, deleteResource, listActions, listResources, listResourceTypes, resourcesOfType,
   showAction, showResource, showResourceType, type ResourceInput
-} from '../../node/ops/rule-ops.js'
+} from '../../rules/rule-ops.js'
 
 const RESOURCE_BODY: JsonSchema = {
   type: 'object',

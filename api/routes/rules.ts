@@ -2,7 +2,7 @@
  * `/api/v3/rules` (spec: Rule engine: rules): create (named or short variant), list, show,
  * update (`PUT`, Starling's addition: rawsql, actions, description, enabled), delete, and the
  * SQL tester `POST /rules?test=true` with `{rawsql, ctx}`. Thin: the checks and the work are
- * in node/ops/rule-ops.ts. Bad input: 107 missing, 108 wrong type, 102 (HTTP 400) invalid
+ * in rules/rule-ops.ts. Bad input: 107 missing, 108 wrong type, 102 (HTTP 400) invalid
  * SQL / unknown action / unknown resource, 404 unknown id; nothing changes (docs/rules.md).
  */
 import { defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
@@ -10,7 +10,7 @@ import { ApiError, CODES } from '../../node/errors.js'
 import { RULE_ENGINE_ROUTES } from './rule-resources.js'
 import {
   createRule, deleteRule, listRules, showRule, testRuleSql, updateRule, type RuleInput, type RulePatch
-} from '../../node/ops/rule-ops.js'
+} from '../../rules/rule-ops.js'
 
 const ACTIONS: JsonSchema = {
   type: 'array',

@@ -1,12 +1,12 @@
 /**
  * `/api/v3/schemas` (spec: Endpoints/the service): create, list, show, delete. Thin: the
- * checks and the work are in node/ops/schema-ops.ts and rules/schemas/. Bad input: 107
+ * checks and the work are in rules/schemas/schema-ops.ts and the registry beside it. Bad input: 107
  * missing field, 108 wrong type or value not allowed (a malformed name), 102 (HTTP 400) a
  * duplicate name, a schema that does not compile, a 3rd-party service that cannot be
  * reached, a schema a rule uses; 102 with HTTP 404 an unknown name (docs/schema-registry.md).
  */
 import { defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
-import { createSchema, deleteSchema, listSchemas, showSchema, type SchemaInput } from '../../node/ops/schema-ops.js'
+import { createSchema, deleteSchema, listSchemas, showSchema, type SchemaInput } from '../../rules/schemas/schema-ops.js'
 
 const CREATE_BODY: JsonSchema = {
   type: 'object',

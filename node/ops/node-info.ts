@@ -14,7 +14,6 @@ import { METRIC_NAMES, type Metrics } from '../metrics.js'
 import type { StatsSnapshot } from '../stats.js'
 import type { ListenerInfo } from '../mqtt/listeners.js'
 import type { PresentAlarm, AlarmHistoryEntry } from '../alarms/index.js'
-import { managementApi } from '../../api/plugin.js'
 
 /** The spec's Node (cluster info). The single-node API form leaves out `node`. */
 export interface BrokerInfo {
@@ -65,10 +64,6 @@ export const NODE_STATUS = 'Running'
 /** The runtime the node runs on, reported as `otp_release`. */
 export const OTP_RELEASE = `Node.js ${process.version}`
 
-/** Acceptors reported for the management HTTP listener: Node accepts on one event loop. */
-export const MANAGEMENT_ACCEPTORS = 1
-
-
 /**
  * Bytes as EMQ X's `kmg` wrote them in the nodes list: two decimals and `G`, `M` or `K`
  * above each unit (`1.45G`, `76.45M`), plain bytes with `B` below a kilobyte.
@@ -117,21 +112,9 @@ export function nodeMonitoring (node: StarlingNode): NodeMonitoring {
   }
 }
 
-/** The node's listeners: the MQTT ones, then `http:management` while svc_management runs. */
+/** The node's listeners: the MQTT ones, then those the parts above report (`http:management` while svc_management runs). */
 export function listenersOf (node: StarlingNode): ListenerInfo[] {
-  const out = node.listeners.map(l => l.info())
-  const api = managementApi(node)
-  if (api !== undefined) {
-    out.push({
-      protocol: api.protocol,
-      listen_on: api.listenOn,
-      acceptors: MANAGEMENT_ACCEPTORS,
-      max_conns: (node.config as Record<string, any>)['management.listener.http.max_conns'],
-      current_conns: api.connections(),
-      shutdown_count: []
-    })
-  }
-  return out
+  return [...node.listeners.map(l => l.info()), ...node.listenerBoard.list()]
 }
 
 /** The node's metrics: every spec counter, in the spec's order. */

@@ -2,7 +2,7 @@
  * `starling-ctl schemas list | show | create | delete` (the registry's CLI; EMQ X 4 had
  * none, so the shape follows the `rules` and `resources` commands). A schema prints as
  * `schema(name='...', parser_type='...', parser_addr=..., parser_opts=..., description='...')`;
- * `show` adds the schema text below it. The node side is node/ops/schema-ops.ts; `--json`
+ * `show` adds the schema text below it. The node side is rules/schemas/schema-ops.ts; `--json`
  * prints the API's objects.
  */
 import { defineCommand, type CtlCommand } from '../../node/control/commands.js'

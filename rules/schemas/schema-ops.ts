@@ -4,11 +4,11 @@
  * are cluster-wide data (the `schemas` shared table): one created on this node reaches the
  * others, which compile it too. The registry is the rule engine's (rules/engine.ts).
  */
-import type { StarlingNode } from '../node.js'
-import { ApiError, CODES } from '../errors.js'
-import { ruleEngineOf } from '../../rules/engine.js'
-import type { Schema, SchemaInput } from '../../rules/schemas/schema.js'
-import type { ControlHandlers } from '../control/index.js'
+import type { StarlingNode } from '../../node/node.js'
+import { ApiError, CODES } from '../../node/errors.js'
+import { ruleEngineOf } from '../engine.js'
+import type { Schema, SchemaInput } from './schema.js'
+import type { ControlHandlers } from '../../node/control/index.js'
 
 export type { Schema, SchemaInput }
 

@@ -12,7 +12,7 @@ import { loadConfig } from '../../node/config/index.js'
 import type { Logger } from '../../node/logger.js'
 import { startNode, type StarlingNode } from '../../node/node.js'
 import { runCtl } from '../../node/control/index.js'
-import { ALL_CTL_COMMANDS } from '../../node/ctl-commands.js'
+import { ALL_CTL_COMMANDS } from '../../bin/assemble.js'
 
 let node: StarlingNode
 let dir: string

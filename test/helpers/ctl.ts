@@ -1,6 +1,6 @@
 import { runCtl } from '../../node/control/ctl-program.js'
 import type { CtlCommand } from '../../node/control/index.js'
-import { ALL_CTL_COMMANDS } from '../../node/ctl-commands.js'
+import { ALL_CTL_COMMANDS } from '../../bin/assemble.js'
 
 /** What a `starling-ctl` run printed and its exit code. */
 export interface CtlResult { code: number, out: string, err: string }

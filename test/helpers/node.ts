@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import { loadConfig } from '../../node/config/index.js'
 import { silentLogger } from '../../node/logger.js'
-import { startNode, type StarlingNode } from '../../node/node.js'
+import type { StarlingNode } from '../../node/node.js'
+import { startStarling, type Starling } from '../../bin/assemble.js'
 import { managementApi } from '../../api/plugin.js'
 
 /** Config overrides every test node gets: ephemeral ports on loopback, never the defaults. */
@@ -24,7 +25,7 @@ export const EPHEMERAL: Record<string, string> = {
 export const API_AUTH = 'Basic ' + Buffer.from('admin:public').toString('base64')
 
 /** A node started for a test, with its own temporary data directory. */
-export interface TestNode extends StarlingNode {
+export interface TestNode extends Starling {
   dataDir: string
   /** Stops the node and deletes its data directory. */
   destroy: () => Promise<void>
@@ -33,7 +34,7 @@ export interface TestNode extends StarlingNode {
 /**
  * Starts a node on ephemeral ports with a fresh data directory (or `dataDir` to reuse one,
  * e.g. for restart tests). `overrides` are config keys and values as in etc/starling.conf;
- * `init` is passed on to startNode: its `etcDir` (plugin files in `<etcDir>/plugins/`,
+ * `init` is passed on to startStarling (every part, as bin/starling): its `etcDir` (plugin files in `<etcDir>/plugins/`,
  * default the project's `etc`) and its `env` for `STARLING_*` plugin keys (default none).
  */
 export async function startTestNode (
@@ -41,7 +42,7 @@ export async function startTestNode (
 ): Promise<TestNode> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'starling-'))
   const config = loadConfig({ env: {}, overrides: { ...EPHEMERAL, 'node.data_dir': dir, ...overrides } })
-  const node = await startNode(config, { logger: silentLogger(), env: init.env ?? {}, etcDir: init.etcDir })
+  const node = await startStarling(config, { logger: silentLogger(), env: init.env ?? {}, etcDir: init.etcDir })
   return Object.assign(node, {
     dataDir: dir,
     destroy: async () => {
