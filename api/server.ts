@@ -7,7 +7,7 @@ import passport from 'passport'
 import { BasicStrategy } from 'passport-http'
 import type { StarlingNode } from '../node/node.js'
 import type { AppsService } from '../node/apps/apps.js'
-import { ApiError, CODES, toApiError } from '../node/errors.js'
+import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, toApiError, type ApiError } from '../node/errors.js'
 import { ListenError } from '../node/listen-error.js'
 import { fullPath, type ApiResult, type RouteDef } from './route-table.js'
 import { bodyValidator } from './validate.js'
@@ -44,10 +44,8 @@ export function createApiApp (node: StarlingNode, routes: RouteDef[], apps: Apps
       if (user === false || user === undefined) {
         const header = req.headers.authorization
         const empty = header === undefined || !/^Basic\s+\S+/i.test(header) || Buffer.from(header.replace(/^Basic\s+/i, ''), 'base64').toString().replace(':', '') === ''
-        res.status(401).set('WWW-Authenticate', 'Basic realm="Starling management API"')
-        return res.json(empty
-          ? { code: CODES.EMPTY_CREDENTIALS, message: 'application id and secret are empty: send HTTP Basic credentials' }
-          : { code: CODES.WRONG_CREDENTIALS, message: 'wrong application id or secret' })
+        res.set('WWW-Authenticate', 'Basic realm="Starling management API"')
+        return answerError(res, empty ? new EmptyCredentialsError() : new WrongCredentialsError())
       }
       res.locals.appId = (user as { appId: string }).appId
       next()
@@ -82,17 +80,22 @@ export function createApiApp (node: StarlingNode, routes: RouteDef[], apps: Apps
   }
 
   app.use((req: Request, res: Response) => {
-    res.status(404).json({ code: CODES.UNKNOWN, message: `no endpoint ${req.method} ${req.path}; GET /api/v3/ lists them` })
+    answerError(res, new NotFoundError(`no endpoint ${req.method} ${req.path}; GET /api/v3/ lists them`))
   })
   app.use((err: any, _req: Request, res: Response, _next: NextFunction) => {
     if (err?.type === 'entity.too.large') {
-      return res.status(413).json({ code: CODES.UNKNOWN, message: `request body larger than ${MAX_BODY_BYTES} bytes` })
+      return answerError(res, new BodyTooLargeError(MAX_BODY_BYTES))
     }
     const e = toApiError(err)
     if (e.status >= 500) node.logger.warn({ err }, 'management API error')
-    res.status(e.status).json({ code: e.code, message: e.message })
+    answerError(res, e)
   })
   return app
+}
+
+/** The one way an error is answered: its catalogue status with `{code, message}`. */
+function answerError (res: Response, e: ApiError): void {
+  res.status(e.status).json({ code: e.code, message: e.message })
 }
 
 /**
@@ -111,13 +114,13 @@ export function envelope (result: ApiResult): Record<string, unknown> {
 function parseBody (req: Request, route: RouteDef): unknown {
   const raw = req.body
   if (!Buffer.isBuffer(raw) || raw.length === 0) {
-    if (route.body !== undefined) throw new ApiError(CODES.NOT_JSON, 'request body is empty; send a JSON body with Content-Type: application/json')
+    if (route.body !== undefined) throw new NotJsonError('request body is empty; send a JSON body with Content-Type: application/json')
     return undefined
   }
   try {
     return JSON.parse(raw.toString('utf8'))
   } catch (err: any) {
-    throw new ApiError(CODES.NOT_JSON, `request body is not JSON: ${err.message}`)
+    throw new NotJsonError(`request body is not JSON: ${err.message}`)
   }
 }
 

@@ -1,9 +1,20 @@
 /**
- * The node's error catalogue: every error an API handler or a CLI command throws is an
- * {@link ApiError} with the spec's code (section Errors) and an HTTP status chosen here (the
- * spec leaves the mapping open; docs/api.md lists it). The API's error middleware and the
- * control socket turn them into `{code, message}`. Subsystem errors (auth, banned, plugins)
- * carry the same numeric codes and are converted by {@link toApiError}.
+ * The node's error catalogue: every error a user can get from the management API or from
+ * `starling-ctl` is a kind listed in {@link ERRORS}, with a stable name, the spec's code
+ * (section Errors: 101-115, plus 116 for a wrong `qos`), the HTTP status Starling answers it
+ * with (the spec leaves the status open) and its message. `docs/errors.md` is rendered from
+ * this list ({@link renderErrorsDoc}; `test/node/errors-doc.test.ts` fails on drift and
+ * rewrites it with `UPDATE_ERRORS_DOC=1`), so the code, the status and the doc never disagree.
+ *
+ * The stable name of a kind is the name of its class (`err.name`). Every API error is an
+ * {@link ApiError}: the generic kinds below are made with {@link createError} (fastify's
+ * pattern: one call defines an error class), the subsystems' own classes (credential tables,
+ * banned list, plugin manager) extend ApiError and take their code and status from their entry
+ * here. The API's error middleware and the control socket turn them into `{code, message}`
+ * ({@link toApiError}, {@link errorCode}); anything else that reaches them is an internal
+ * error (HTTP 500, code 102). Errors of the rule engine's SQL, of the configuration at
+ * start-up and of the MQTT wire are not API errors: the API converts them into kinds listed
+ * here, or they never reach it.
  */
 
 /** Spec error codes. */
@@ -26,50 +37,245 @@ export const CODES = {
   BAD_QOS: 116
 } as const
 
-/** HTTP status per spec code (docs/api.md). */
-export const HTTP_STATUS: Record<number, number> = {
-  101: 502,
-  102: 400,
-  103: 401,
-  104: 401,
-  105: 404,
-  106: 400,
-  107: 400,
-  108: 400,
-  109: 400,
-  110: 400,
-  111: 400,
-  112: 404,
-  113: 400,
-  114: 400,
-  115: 400,
-  116: 400
+/** One kind of error a user can get: a row of `docs/errors.md`. */
+export interface ErrorKind {
+  /** Stable name: the class's name, which is also the error's `name`. */
+  readonly name: string
+  /** The spec's code in the `{code, message}` answer; null for errors only starling-ctl prints, which carry none. */
+  readonly code: number | null
+  /** HTTP status of the API's answer; null for errors that never reach the API. */
+  readonly status: number | null
+  /** The message; `<...>` marks what varies. */
+  readonly message: string
+  /** Where it arises: endpoints, commands, cases. */
+  readonly where: string
 }
 
-/** An error answered as `{code, message}` with `status`. */
-export class ApiError extends Error {
-  constructor (readonly code: number, message: string, readonly status: number = HTTP_STATUS[code] ?? 400) {
-    super(message)
-    this.name = 'ApiError'
-  }
-}
-
-/** `what` does not exist: HTTP 404 with code 102 (the spec has no not-found code). */
-export function notFound (what: string): ApiError {
-  return new ApiError(CODES.UNKNOWN, `${what} not found`, 404)
+function kind (name: string, code: number | null, status: number | null, message: string, where: string): ErrorKind {
+  return { name, code, status, message, where }
 }
 
 /**
- * Turns anything a service threw into an ApiError. Errors of the node's subsystems carry a
- * numeric `code` from the spec's range (auth 104/105/113, banned 107/108, plugins 110/111 ...);
- * anything else is an internal error (500, code 102) whose message is kept.
+ * The catalogue, in the order of `docs/errors.md`. The generic kinds come first, one per
+ * spec code (and per status where code 102 has several): an `ApiError` made from a bare code
+ * and status (an answer relayed from another node, or `new ApiError(code, message, status)`)
+ * is of the first kind with that code and status.
+ */
+export const ERRORS = {
+  // the spec's codes (generic kinds)
+  BadRpcError: kind('BadRpcError', 101, 502, 'node <node> is not connected / is stopped / did not answer', 'any request or command that reaches another node (`/nodes/<node>/...`, cluster-wide lists, cluster join)'),
+  RefusedError: kind('RefusedError', 102, 400, '<what was refused and how to correct it>', 'input the spec has no code for: rule SQL, actions, resources, schemas, log levels, cleaning the session of a connected client, joining a node to itself'),
+  NotFoundError: kind('NotFoundError', 102, 404, '<what> not found; <where to see the known ones>', 'an unknown node, rule, resource, action, schema, session, path or endpoint'),
+  AclDeniedError: kind('AclDeniedError', 102, 403, 'the ACL denies client <client id> a subscription to <filter>', '`POST /mqtt/subscribe` (and batch) on behalf of a client'),
+  BodyTooLargeError: kind('BodyTooLargeError', 102, 413, 'request body larger than 1048576 bytes', 'any API request with a body over 1 MB'),
+  InternalError: kind('InternalError', 102, 500, '<the failure>', 'a failure of the node itself (not of the request); the node logs it with its stack'),
+  WrongCredentialsError: kind('WrongCredentialsError', 103, 401, 'wrong application id or secret', 'any API request whose HTTP Basic credentials are not an enabled, unexpired application'),
+  EmptyCredentialsError: kind('EmptyCredentialsError', 104, 401, 'application id and secret are empty: send HTTP Basic credentials', 'any API request without credentials'),
+  UserNotFoundError: kind('UserNotFoundError', 105, 404, '<user or application> <id> does not exist', '`/apps/<id>`, `mgmt lookup`, the users of the auth plugins'),
+  AdminNotDeletableError: kind('AdminNotDeletableError', 106, 400, 'the default application <id> cannot be deleted', '`DELETE /apps/<id>`, `mgmt delete`'),
+  MissingParameterError: kind('MissingParameterError', 107, 400, '<field> is missing', 'a request body or command without a required field or argument'),
+  WrongTypeError: kind('WrongTypeError', 108, 400, '<field> must be <type>, not <value>', 'a field of the wrong type or an unusable value (also configuration values set through the API)'),
+  NotJsonError: kind('NotJsonError', 109, 400, 'request body is not JSON: <parse error> / request body is empty', 'any API request that needs a JSON body'),
+  ClientOfflineError: kind('ClientOfflineError', 112, 404, 'client <client id> is not connected', '`/connections/<id>`, kick, `/mqtt/subscribe` on behalf of a client'),
+  UserExistsError: kind('UserExistsError', 113, 400, '<user or application> <id> already exists', '`POST /apps`, `mgmt insert`'),
+  OldPasswordWrongError: kind('OldPasswordWrongError', 114, 400, 'old password wrong', 'changing a password that needs the old one'),
+  BadTopicError: kind('BadTopicError', 115, 400, '<topic> is not a valid topic (filter): <why>', '`/mqtt/publish`, `/mqtt/subscribe`, `/mqtt/unsubscribe`'),
+  BadQosError: kind('BadQosError', 116, 400, 'qos must be 0, 1 or 2, not <value>', '`/mqtt/publish`, `/mqtt/subscribe` (Starling\'s addition to the spec)'),
+  SqlNotMatchError: kind('SqlNotMatchError', 404, 404, 'SQL Not Match', '`POST /rule_test` when the test context does not match the SQL (EMQ X\'s answer, code 404 included)'),
+  // credential tables (node/auth/errors.ts)
+  CredentialExistsError: kind('CredentialExistsError', 113, 400, '<client id|username> "<id>" already exists; change its password with `<command> update` instead', '`POST /auth_clientid`, `/auth_username`; `clientid add`, `user add`'),
+  CredentialNotFoundError: kind('CredentialNotFoundError', 105, 404, '<client id|username> "<id>" does not exist; `<command> list` shows the known ones', '`/auth_clientid/<id>`, `/auth_username/<name>`; `clientid`/`user` update and delete'),
+  CredentialEmptyError: kind('CredentialEmptyError', 104, 401, '<what> is empty; give a non-empty value', 'adding or updating a credential with an empty id or password'),
+  CredentialInvalidError: kind('CredentialInvalidError', 108, 400, '<what cannot be stored>', 'a credential id or password that is too long or not text'),
+  AuthPluginNotLoadedError: kind('AuthPluginNotLoadedError', 102, 400, 'plugin <plugin> is not loaded; load it first with `starling-ctl plugins load <plugin>`', 'credential endpoints and commands while their auth plugin is not loaded'),
+  // banned list (node/banned/banned-entry.ts)
+  BannedParameterMissingError: kind('BannedParameterMissingError', 107, 400, 'banned entry needs "<field>"', '`POST /banned`, `DELETE /banned/<who>`, `banned add`/`delete` without `who` or `as`'),
+  BannedParameterInvalidError: kind('BannedParameterInvalidError', 108, 400, '"<field>" must be <what>, not <value>', 'a banned entry with a wrong `as`, `who`, `until` or text field'),
+  BannedEntryNotFoundError: kind('BannedEntryNotFoundError', 102, 404, 'no banned entry for <as> "<who>"; `starling-ctl banned list` shows the entries', '`DELETE /banned/<who>`, `banned delete`'),
+  // plugin manager (node/plugins/errors.ts)
+  PluginNotFoundError: kind('PluginNotFoundError', 102, 404, 'unknown plugin "<plugin>"; known plugins: <names>', '`/nodes/<node>/plugins/<plugin>/...`, `/plugin_configs/<plugin>`, `plugins load`/`unload`/`reload`'),
+  PluginAlreadyStartedError: kind('PluginAlreadyStartedError', 110, 400, 'already_started', '`PUT .../plugins/<plugin>/load`, `plugins load` of a loaded plugin'),
+  PluginNotStartedError: kind('PluginNotStartedError', 111, 400, 'not_started', '`PUT .../plugins/<plugin>/unload`, `plugins unload` of a plugin that is not loaded'),
+  PluginLoadError: kind('PluginLoadError', 102, 400, 'cannot load plugin <plugin>: <reason>', 'loading or reloading a plugin whose config file is wrong or whose start fails'),
+  LoadedPluginsFileError: kind('LoadedPluginsFileError', 102, 400, '<data/loaded_plugins cannot be read or written: why>', 'loading or unloading a plugin when `data/loaded_plugins` cannot be written'),
+  // starling-ctl only: answered without a code, never by the API
+  TraceError: kind('TraceError', null, null, 'trace <type> <target> is already running / no trace of <type> <target> is running / unknown level <level>', '`trace start`, `trace stop`'),
+  AclFileError: kind('AclFileError', null, null, '<file>:<line>: <what was expected>', '`acl reload` of an ACL file that cannot be read or parsed (the rules in force stay); at start-up it stops the node'),
+  ControlError: kind('ControlError', null, null, '<the node\'s error, with its code when it has one>', 'starling-ctl: a command that failed on the node (its code passed on), or a control connection that failed'),
+  NodeNotRunningError: kind('NodeNotRunningError', null, null, 'Node <node> is not running (no control socket at <path>); start it with bin/starling', 'any starling-ctl command while the node is down')
+} as const satisfies Record<string, ErrorKind>
+
+/** A stable error name. */
+export type ErrorName = keyof typeof ERRORS
+
+/** Every kind, in catalogue order. */
+export function errorKinds (): ErrorKind[] {
+  return Object.values(ERRORS)
+}
+
+/** The first kind (generic ones first) with this code and status; InternalError when none. */
+export function kindFor (code: number, status: number): ErrorKind {
+  return errorKinds().find(k => k.code === code && k.status === status) ?? ERRORS.InternalError
+}
+
+/** HTTP status per spec code: the status of the first kind with that code (docs/errors.md). */
+export const HTTP_STATUS: Readonly<Record<number, number>> = Object.fromEntries(
+  Object.values(CODES).map(code => [code, (errorKinds().find(k => k.code === code)?.status) ?? 400])
+)
+
+/**
+ * An error answered as `{code, message}` with `status`. Subclasses are the catalogue's kinds;
+ * `new ApiError(code, message, status?)` (status defaulting to the code's, see HTTP_STATUS) is
+ * of the generic kind with that code and status ({@link kindFor}).
+ */
+export class ApiError extends Error {
+  /** The spec's code. */
+  readonly code: number
+  /** The HTTP status. */
+  readonly status: number
+
+  constructor (code: number, message: string, status?: number, options?: ErrorOptions)
+  constructor (kind: ErrorKind, message: string, options?: ErrorOptions)
+  constructor (codeOrKind: number | ErrorKind, message: string, statusOrOptions?: number | ErrorOptions, options?: ErrorOptions) {
+    const k = typeof codeOrKind === 'number' ? undefined : codeOrKind
+    super(message, typeof statusOrOptions === 'object' ? statusOrOptions : options)
+    if (k !== undefined) {
+      if (k.code === null || k.status === null) throw new TypeError(`${k.name} is not an API error`)
+      this.code = k.code
+      this.status = k.status
+    } else {
+      this.code = codeOrKind as number
+      this.status = typeof statusOrOptions === 'number' ? statusOrOptions : HTTP_STATUS[this.code] ?? 400
+    }
+    this.name = 'ApiError'
+  }
+
+  /** The error's catalogue entry: its class's, or the generic kind of its code and status. */
+  get kind (): ErrorKind {
+    const own = (ERRORS as Record<string, ErrorKind>)[this.name]
+    return own !== undefined && own.code === this.code && own.status === this.status ? own : kindFor(this.code, this.status)
+  }
+}
+
+/** A class made by {@link createError}: `new X(...args)` is an ApiError of kind `X.kind`. */
+export interface ApiErrorClass<A extends unknown[]> {
+  new (...args: A): ApiError
+  readonly kind: ErrorKind
+}
+
+/**
+ * Defines the class of catalogue kind `name` (fastify's `createError`): its instances have
+ * that name, code and status; the message is `format(...args)`, by default the one argument.
+ */
+export function createError<A extends unknown[] = [message: string]> (
+  name: ErrorName, format: (...args: A) => string = (...args) => String(args[0])
+): ApiErrorClass<A> {
+  const k: ErrorKind = ERRORS[name]
+  const C = class extends ApiError {
+    static readonly kind = k
+    constructor (...args: A) {
+      super(k, format(...args))
+      this.name = k.name
+    }
+  }
+  Object.defineProperty(C, 'name', { value: k.name })
+  return C
+}
+
+/* The generic kinds' classes. */
+export const BadRpcError = createError('BadRpcError')
+export const RefusedError = createError('RefusedError')
+export const NotFoundError = createError('NotFoundError', (what: string) => `${what} not found`)
+export const AclDeniedError = createError('AclDeniedError', (clientId: string, filter: string) => `the ACL denies client ${clientId} a subscription to ${filter}`)
+export const BodyTooLargeError = createError('BodyTooLargeError', (maxBytes: number) => `request body larger than ${maxBytes} bytes`)
+export const InternalError = createError('InternalError')
+export const WrongCredentialsError = createError('WrongCredentialsError', () => ERRORS.WrongCredentialsError.message)
+export const EmptyCredentialsError = createError('EmptyCredentialsError', () => ERRORS.EmptyCredentialsError.message)
+export const UserNotFoundError = createError('UserNotFoundError')
+export const AdminNotDeletableError = createError('AdminNotDeletableError')
+export const MissingParameterError = createError('MissingParameterError')
+export const WrongTypeError = createError('WrongTypeError')
+export const NotJsonError = createError('NotJsonError')
+export const ClientOfflineError = createError('ClientOfflineError')
+export const UserExistsError = createError('UserExistsError')
+export const OldPasswordWrongError = createError('OldPasswordWrongError')
+export const BadTopicError = createError('BadTopicError')
+export const BadQosError = createError('BadQosError')
+export const SqlNotMatchError = createError('SqlNotMatchError', () => ERRORS.SqlNotMatchError.message)
+
+/** `what` does not exist: HTTP 404 with code 102 (the spec has no not-found code). */
+export function notFound (what: string): ApiError {
+  return new NotFoundError(what)
+}
+
+/**
+ * The API's answer for anything a handler or service threw: an {@link ApiError} (every
+ * catalogue kind is one) as it is; anything else is an {@link InternalError} (HTTP 500,
+ * code 102) whose message is kept.
  */
 export function toApiError (err: unknown): ApiError {
   if (err instanceof ApiError) return err
-  const e = err as { code?: unknown, message?: string, status?: number, statusCode?: number }
-  if (typeof e?.code === 'number' && e.code >= 101 && e.code <= 116) {
-    const status = typeof e.status === 'number' && e.status >= 400 && e.status < 600 ? e.status : HTTP_STATUS[e.code]
-    return new ApiError(e.code, e.message ?? 'error', status)
-  }
-  return new ApiError(CODES.UNKNOWN, e?.message ?? String(err), 500)
+  return new InternalError((err as { message?: unknown } | null)?.message as string | undefined ?? String(err))
+}
+
+/**
+ * The code a control command's failure is answered with: an {@link ApiError}'s; else a spec
+ * code the error carries itself (a ControlError passing on a node's answer, or a plugin's
+ * command that throws its own error with a code); else none (the message alone).
+ */
+export function errorCode (err: unknown): number | undefined {
+  if (err instanceof ApiError) return err.code
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'number' && Number.isFinite(code) ? code : undefined
+}
+
+/** Markdown table cell text: pipes escaped, `<...>` outside code spans escaped, line breaks flattened. */
+function cell (text: string): string {
+  return text.replace(/\n/g, ' ').split('`')
+    .map((part, i) => i % 2 === 1 ? part : part.replace(/</g, '&lt;').replace(/>/g, '&gt;'))
+    .join('`').replace(/\|/g, '\\|')
+}
+
+/**
+ * `docs/errors.md`: every kind with its name, code, HTTP status, message and where it arises,
+ * rendered from {@link ERRORS}. Committed; `test/node/errors-doc.test.ts` checks it.
+ */
+export function renderErrorsDoc (): string {
+  const rows = (kinds: ErrorKind[]): string[] => kinds.map(k =>
+    `| \`${k.name}\` | ${k.code ?? '-'} | ${k.status ?? '-'} | ${cell(k.message)} | ${cell(k.where)} |`)
+  const head = ['| name | code | HTTP status | message | where it arises |', '|---|---|---|---|---|']
+  const api = errorKinds().filter(k => k.status !== null)
+  const cli = errorKinds().filter(k => k.status === null)
+  return [
+    '# Errors',
+    '',
+    '<!-- Generated from node/errors.ts by renderErrorsDoc(); do not edit by hand. Regenerate with',
+    '     UPDATE_ERRORS_DOC=1 NODE_OPTIONS=--experimental-vm-modules npx jest test/node/errors-doc -->',
+    '',
+    'Every error the management API answers or `starling-ctl` prints is one of the kinds below.',
+    'The API answers `{"code": <code>, "message": "<message>"}` with the HTTP status shown;',
+    '`starling-ctl` prints the message on stderr and exits with 1 (the control socket\'s answer',
+    'carries the code).',
+    'The name is stable: it is the error class in `node/errors.ts` (or the subsystem module that',
+    'extends it) and the error\'s `name`. In messages, `<...>` marks what varies.',
+    '',
+    'The spec (section Errors) defines the codes 101-115; 116 (wrong `qos`) is Starling\'s, and',
+    'the spec leaves the HTTP status open. Code 102 ("unknown error") covers everything the spec',
+    'has no code for, so its status tells the cases apart: 400 refused input, 403 denied by the',
+    'ACL, 404 not found, 413 body too large, 500 the node\'s own failure. An error relayed from',
+    'another node keeps its code, status and message.',
+    '',
+    '## API and starling-ctl',
+    '',
+    ...head,
+    ...rows(api),
+    '',
+    '## starling-ctl only',
+    '',
+    'These never reach the API; the command fails with the message and no code.',
+    '',
+    ...head,
+    ...rows(cli),
+    ''
+  ].join('\n')
 }

@@ -1,9 +1,10 @@
 /**
  * The banned list's entry (spec: Resources, Banned entry) and the validation of what the
- * API and the CLI send, with the errors they get. Errors live here until the node's error
- * catalogue (`node/errors.ts`) exists; names and codes are stable either way.
+ * API and the CLI send, with the errors they get (kinds of the node's error catalogue,
+ * `node/errors.ts`, which gives each its code and HTTP status).
  */
 import { isIP } from 'node:net'
+import { ApiError, ERRORS, type ErrorKind } from '../errors.js'
 import { MAX_KEY_BYTES } from '../store/index.js'
 
 /** What `who` is matched against: the spec's names (EMQ X 3.x/4.0 used the same). */
@@ -57,38 +58,32 @@ export function shownBanned (entry: Omit<BannedEntry, 'by'> & { by?: string }): 
   return { who: entry.who, as: entry.as, reason: entry.reason, desc: entry.desc, by: entry.by ?? BANNED_BY_UNKNOWN, until: entry.until }
 }
 
-/** Base class: banned errors carry the spec's API code. */
-export class BannedError extends Error {
-  readonly code: number
-
-  constructor (message: string, code: number) {
-    super(message)
-    this.name = 'BannedError'
-    this.code = code
+/** Base class: every banned-list error is an API error of its catalogue kind. */
+export class BannedError extends ApiError {
+  constructor (kind: ErrorKind, message: string) {
+    super(kind, message)
+    this.name = kind.name
   }
 }
 
 /** A required field is missing or empty (spec code 107, request parameter missing). */
 export class BannedParameterMissingError extends BannedError {
   constructor (field: string) {
-    super(`banned entry needs ${JSON.stringify(field)}${field === 'as' ? ` (one of ${BANNED_AS.join(', ')})` : ''}`, 107)
-    this.name = 'BannedParameterMissingError'
+    super(ERRORS.BannedParameterMissingError, `banned entry needs ${JSON.stringify(field)}${field === 'as' ? ` (one of ${BANNED_AS.join(', ')})` : ''}`)
   }
 }
 
 /** A field has a wrong type or value (spec code 108, request parameter of wrong type). */
 export class BannedParameterInvalidError extends BannedError {
   constructor (message: string) {
-    super(message, 108)
-    this.name = 'BannedParameterInvalidError'
+    super(ERRORS.BannedParameterInvalidError, message)
   }
 }
 
-/** Deleting an entry that is not there (code 102: the spec has no code for an unknown entry). */
+/** Deleting an entry that is not there (code 102, HTTP 404: the spec has no code for an unknown entry). */
 export class BannedEntryNotFoundError extends BannedError {
   constructor (who: string, as: string) {
-    super(`no banned entry for ${as} ${JSON.stringify(who)}; \`starling-ctl banned list\` shows the entries`, 102)
-    this.name = 'BannedEntryNotFoundError'
+    super(ERRORS.BannedEntryNotFoundError, `no banned entry for ${as} ${JSON.stringify(who)}; \`starling-ctl banned list\` shows the entries`)
   }
 }
 

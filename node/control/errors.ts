@@ -1,6 +1,7 @@
 /**
- * Errors of the control channel. They are kept beside the control code until the node's
- * error catalogue (`node/errors.ts`) exists; their names are stable either way.
+ * Errors of the control channel. `ControlError` and `NodeNotRunningError` are what
+ * starling-ctl prints (listed in the node's error catalogue, `node/errors.ts`, as
+ * starling-ctl-only kinds); the socket errors stop a node's start.
  */
 
 /**
@@ -41,10 +42,4 @@ export class ControlSocketPathTooLongError extends ControlError {
       `the ${max} a Unix socket allows; set node.data_dir to a shorter path`)
     this.name = 'ControlSocketPathTooLongError'
   }
-}
-
-/** The error's numeric `code`, if it has one (system errors' string codes are ignored). */
-export function numericCode (err: unknown): number | undefined {
-  const code = (err as { code?: unknown } | null)?.code
-  return typeof code === 'number' && Number.isFinite(code) ? code : undefined
 }

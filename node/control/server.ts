@@ -7,12 +7,12 @@ import net from 'node:net'
 import path from 'node:path'
 import { chmod, lstat, mkdir, unlink } from 'node:fs/promises'
 import type { Logger } from '../logger.js'
-import { toApiError } from '../errors.js'
+import { ApiError, HTTP_STATUS, errorCode } from '../errors.js'
 import {
   MAX_SOCKET_PATH_BYTES, createLineReader, encodeLine, normaliseCommand, parseRequest,
   RequestFormatError, type ControlOptions, type ControlResponse
 } from './protocol.js'
-import { ControlError, ControlSocketInUseError, ControlSocketPathTooLongError, numericCode } from './errors.js'
+import { ControlError, ControlSocketInUseError, ControlSocketPathTooLongError } from './errors.js'
 
 /** What a handler receives: the positional arguments and options of the command. */
 export interface ControlHandlerRequest {
@@ -22,8 +22,8 @@ export interface ControlHandlerRequest {
 
 /**
  * Serves one command. Its return value (JSON-serialisable) is the command's result; a throw
- * becomes an error response with the error's message and, if it has a numeric `code`, that
- * code (the spec's 101-115).
+ * becomes an error response with the error's message and its code: an ApiError's (a kind of
+ * the catalogue, node/errors.ts), else a numeric `code` the error carries (see errorCode).
  */
 export type ControlHandler = (req: ControlHandlerRequest) => Promise<unknown> | unknown
 
@@ -119,10 +119,11 @@ export function createControlServer (init: ControlServerInit): ControlServer {
       reply(socket, { id: req.id, ok: true, result: result ?? null })
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
-      const code = numericCode(err)
+      const code = errorCode(err)
       // a user's mistake (unknown client, bad argument: a spec code below 500) is one line,
       // no stack; anything else is the node's failure and keeps its stack for the operator
-      if (code !== undefined && toApiError(err).status < 500) logger.warn({ command: req.command, code, reason: message }, 'control command refused')
+      const refused = err instanceof ApiError ? err.status < 500 : code !== undefined && (HTTP_STATUS[code] ?? 500) < 500
+      if (refused) logger.warn({ command: req.command, code, reason: message }, 'control command refused')
       else logger.warn({ command: req.command, err }, 'control command failed')
       reply(socket, { id: req.id, ok: false, error: code === undefined ? { message } : { message, code } })
     }
