@@ -8,8 +8,7 @@
  * the change. Entries and their rules are the banned service's (node/banned/).
  */
 import type { StarlingNode } from '../node.js'
-import { ApiError } from '../errors.js'
-import { BannedEntryNotFoundError, type BannedEntry, type BannedInput } from '../banned/index.js'
+import type { BannedEntry, BannedInput } from '../banned/index.js'
 
 /** `GET /banned/`: the live entries, ordered by `as`, then `who`. */
 export async function listBanned (node: StarlingNode): Promise<BannedEntry[]> {
@@ -30,12 +29,6 @@ export async function deleteBanned (node: StarlingNode, who: string, as: unknown
 export function registerBannedOperations (node: StarlingNode): void {
   node.rpc.register('banned.list', () => node.services.banned.list())
   node.rpc.register('banned.add', async (_n, input: BannedInput) => await node.services.banned.add(input))
-  node.rpc.register('banned.delete', async (_n, args: { who: string, as: unknown }) => {
-    try {
-      await node.services.banned.delete(args.who, args.as as string)
-    } catch (err) {
-      if (err instanceof BannedEntryNotFoundError) throw new ApiError(err.code, err.message, 404)
-      throw err
-    }
-  })
+  // an unknown entry is BannedEntryNotFoundError: 404 with code 102 (node/errors.ts)
+  node.rpc.register('banned.delete', async (_n, args: { who: string, as: unknown }) => { await node.services.banned.delete(args.who, args.as as string) })
 }

@@ -8,8 +8,8 @@
  */
 import type { StarlingNode } from '../node.js'
 import type { ClusterList, FailedNode, NodeRpc } from '../rpc.js'
-import { ApiError, CODES } from '../errors.js'
-import { PluginNotFoundError, type PluginInfo } from '../plugins/index.js'
+import { ApiError } from '../errors.js'
+import type { PluginInfo } from '../plugins/index.js'
 import { mapList, perNode } from './monitoring-service.js'
 import { changePluginConfig, pluginConfigEntries, readPluginConfig, type PluginConfigChange, type PluginConfigEntry } from './plugin-config-ops.js'
 
@@ -83,25 +83,18 @@ export async function setPluginConfig (rpc: NodeRpc, node: string, plugin: strin
   return await rpc.call<PluginConfigChange>(node, 'plugins.config.put', { plugin, values })
 }
 
-/** An unknown plugin is a not-found (HTTP 404, code 102) with the known names. */
-async function known<T> (fn: () => Promise<T> | T): Promise<T> {
-  try {
-    return await fn()
-  } catch (err) {
-    if (err instanceof PluginNotFoundError) throw new ApiError(CODES.UNKNOWN, err.message, 404)
-    throw err
-  }
-}
-
-/** Registers the plugin operations on `node.rpc`. */
+/**
+ * Registers the plugin operations on `node.rpc`. An unknown plugin is PluginNotFoundError
+ * (HTTP 404, code 102, with the known names: node/errors.ts).
+ */
 export function registerPluginOperations (node: StarlingNode): void {
   const plugins = (): StarlingNode['services']['plugins'] => node.services.plugins
   node.rpc.register('plugins.list', () => plugins().list())
-  node.rpc.register('plugins.load', async (_n, args: { plugin: string }) => { await known(() => plugins().load(args.plugin)) })
-  node.rpc.register('plugins.unload', async (_n, args: { plugin: string }) => { await known(() => plugins().unload(args.plugin)) })
-  node.rpc.register('plugins.reload', async (_n, args: { plugin: string }) => { await known(() => plugins().reload(args.plugin)) })
-  node.rpc.register('plugins.config.get', async (_n, args: { plugin: string }) => await known(() => readPluginConfig(plugins(), args.plugin)))
-  node.rpc.register('plugins.config.entries', async (_n, args: { plugin: string }) => await known(() => pluginConfigEntries(plugins(), args.plugin)))
+  node.rpc.register('plugins.load', async (_n, args: { plugin: string }) => { await plugins().load(args.plugin) })
+  node.rpc.register('plugins.unload', async (_n, args: { plugin: string }) => { await plugins().unload(args.plugin) })
+  node.rpc.register('plugins.reload', async (_n, args: { plugin: string }) => { await plugins().reload(args.plugin) })
+  node.rpc.register('plugins.config.get', async (_n, args: { plugin: string }) => await readPluginConfig(plugins(), args.plugin))
+  node.rpc.register('plugins.config.entries', async (_n, args: { plugin: string }) => await pluginConfigEntries(plugins(), args.plugin))
   node.rpc.register('plugins.config.put', async (_n, args: { plugin: string, values: Record<string, string> }) =>
-    await known(() => changePluginConfig(plugins(), args.plugin, args.values)))
+    await changePluginConfig(plugins(), args.plugin, args.values))
 }
