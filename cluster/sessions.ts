@@ -16,8 +16,7 @@
  */
 import type { StarlingNode } from '../node/node.js'
 import type { Logger } from '../node/logger.js'
-import type { StorePersistence } from '../node/mqtt/persistence.js'
-import { wireOf } from '../node/mqtt/broker.js'
+import type { ClientView, SessionStore } from '../node/mqtt/core.js'
 import type { Mesh, Frame } from './mesh.js'
 import type { MeshRpc } from './rpc.js'
 
@@ -41,12 +40,12 @@ export class Sessions {
 
   constructor (private readonly node: StarlingNode, private readonly mesh: Mesh, private readonly rpc: MeshRpc, private readonly log: Logger) {}
 
-  private get persistence (): StorePersistence { return this.node.broker.aedes.persistence }
+  private get persistence (): SessionStore { return this.node.broker.core.sessions }
 
   start (): void {
     for (const info of this.persistence.persistentSessions()) this.local.set(info.clientId, { at: 0, on: false })
-    for (const client of Object.values<any>(this.node.broker.aedes.clients)) {
-      if (client.connected === true) this.local.set(client.id, { at: Date.now(), on: true })
+    for (const client of this.node.broker.core.clients()) {
+      if (client.connected) this.local.set(client.id, { at: Date.now(), on: true })
     }
     const hooks = this.node.hooks
     this.unsubscribe.push(hooks.on('client.connected', (e) => {
@@ -56,8 +55,8 @@ export class Sessions {
     this.unsubscribe.push(hooks.on('client.disconnected', (e) => {
       const current = this.local.get(e.client_id)
       if (current === undefined || current.at !== e.connected_at) return
-      const client = this.node.broker.aedes.clients[e.client_id]
-      if (client !== undefined && client.connected === true) return
+      const client = this.node.broker.core.client(e.client_id)
+      if (client !== undefined && client.connected) return
       const keeps = this.persistence.subscriptionsOf(e.client_id).length > 0 || this.persistence.queuedOf(e.client_id).length > 0
       this.set(e.client_id, keeps ? { at: e.connected_at, on: false } : null)
     }))
@@ -133,7 +132,7 @@ export class Sessions {
       if (!theirs.on) continue
       const theirsWins = theirs.at > mine.at || (theirs.at === mine.at && node > this.node.name)
       if (!theirsWins) continue
-      const client = this.node.broker.aedes.clients[clientId]
+      const client = this.node.broker.core.client(clientId)
       if (client === undefined) return
       this.log.info({ clientId, node }, 'client id connected on two nodes: closing the older connection here')
       void this.disconnect(client)
@@ -158,7 +157,7 @@ export class Sessions {
 
   /** Another node takes `clientId` over: close it here and hand its session over. */
   private async giveUp (clientId: string, clean: boolean): Promise<TakenSession | null> {
-    const client = this.node.broker.aedes.clients[clientId]
+    const client = this.node.broker.core.client(clientId)
     if (client !== undefined) await this.disconnect(client)
     const subs = this.persistence.subscriptionsOf(clientId)
     const queued = this.persistence.queuedOf(clientId)
@@ -169,14 +168,14 @@ export class Sessions {
     return { subs, queued: queued.map(p => ({ ...p, messageId: undefined })) }
   }
 
-  private async disconnect (client: any): Promise<void> {
-    const wire = wireOf(client)
+  private async disconnect (client: ClientView): Promise<void> {
+    const wire = client.wire
     if (wire !== undefined) wire.closeReason = 'takeovered'
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, TAKEOVER_TIMEOUT_MS)
       const done = (): void => { clearTimeout(timer); resolve() }
-      if (client.version === 5 && client.connected === true) client.disconnect({ reasonCode: SESSION_TAKEN_OVER }, done)
-      else client.close(done)
+      const closing = client.version === 5 && client.connected ? client.disconnect(SESSION_TAKEN_OVER) : client.close()
+      void closing.then(done)
     })
   }
 }

@@ -17,7 +17,6 @@ import { HooksBus } from './hooks.js'
 import { startServices, type NodeServices } from './services.js'
 import { NodeRpc } from './rpc.js'
 import { ListenerBoard } from './listener-board.js'
-import { SessionExpiry } from './mqtt/session-expiry.js'
 import type { PluginDefinition } from './plugins/types.js'
 
 export type { NodeServices }
@@ -112,7 +111,7 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
     const broker = await Broker.create(settings, { logger: logger.child({ component: 'mqtt' }), metrics, hooks, persistence })
     // aedes.close() never destroys its persistence: wait for its writes before the store closes
     cleanups.unshift(async () => { await broker.close(); await persistence.destroy() })
-    const expiry = new SessionExpiry(broker.aedes, persistence, settings.sessionExpiryMs, logger.child({ component: 'mqtt:sessions' }))
+    const expiry = broker.createSessionExpiry(logger.child({ component: 'mqtt:sessions' }))
     await expiry.start()
     cleanups.unshift(async () => expiry.stop())
     const listeners = listenerSpecs(config, cwd, logger).map(spec => new MqttListener(spec, broker, logger.child({ component: 'mqtt:listeners' })))

@@ -8,6 +8,7 @@
  * events in between (see {@link createStats}).
  */
 import type { Broker } from './mqtt/broker.js'
+import type { ClientView } from './mqtt/core.js'
 import type { HooksBus } from './hooks.js'
 import { SHARE_MARKER } from './mqtt/topic.js'
 
@@ -31,7 +32,7 @@ export type StatsSnapshot = Record<StatName, number>
 
 /** What the stats read: the MQTT core and the hooks bus. */
 export interface StatsComponents {
-  broker: Pick<Broker, 'aedes' | 'router'>
+  broker: Pick<Broker, 'core' | 'router'>
   hooks: HooksBus
 }
 
@@ -45,15 +46,12 @@ export interface Stats {
   snapshot(): StatsSnapshot
 }
 
-/** A persistent session as the persistence lists it. */
-interface SessionInfo { clientId: string, subscriptions: number }
-
 /** The counts, before the maxima are applied. */
 type Counts = Record<'connections' | 'sessions' | 'sessions/persistent' | 'subscriptions' | 'subscriptions/shared' |
 'subscribers' | 'topics' | 'routes' | 'retained', number>
 
 /** One connected client's share of the counts. */
-interface ClientShare { client: object, subs: number, shared: number, persistent: boolean }
+interface ClientShare { client: ClientView, subs: number, shared: number, persistent: boolean }
 
 /** Counts of connected clients, kept up to date by events (see {@link createStats}). */
 interface LiveCounts { subs: number, shared: number, subscribers: number, persistent: number }
@@ -81,7 +79,7 @@ export function createStats (c: StatsComponents): Stats {
   const shares = new Map<string, ClientShare>()
   const live: LiveCounts = { subs: 0, shared: 0, subscribers: 0, persistent: 0 }
 
-  function shareOf (client: any): ClientShare {
+  function shareOf (client: ClientView): ClientShare {
     let subs = 0
     let shared = 0
     for (const filter in client.subscriptions) {
@@ -102,24 +100,21 @@ export function createStats (c: StatsComponents): Stats {
   function recountConnected (): void {
     shares.clear()
     live.subs = live.shared = live.subscribers = live.persistent = 0
-    const clients: Record<string, any> = c.broker.aedes.clients
-    for (const id in clients) {
-      const share = shareOf(clients[id])
-      shares.set(id, share)
+    for (const client of c.broker.core.clients()) {
+      const share = shareOf(client)
+      shares.set(client.id, share)
       apply(share, 1)
     }
   }
 
   function counts (): Counts {
-    const aedes = c.broker.aedes
+    const core = c.broker.core
     recountConnected()
-    const clients: Record<string, any> = aedes.clients
     let subscriptions = live.subs
     let subscribers = live.subscribers
     let away = 0
-    const sessions: Iterable<SessionInfo> = aedes.persistence?.persistentSessions?.() ?? []
-    for (const session of sessions) {
-      if (clients[session.clientId] !== undefined) continue
+    for (const session of core.sessions.persistentSessions()) {
+      if (core.client(session.clientId) !== undefined) continue
       away++
       subscriptions += session.subscriptions
       if (session.subscriptions > 0) subscribers++
@@ -140,7 +135,7 @@ export function createStats (c: StatsComponents): Stats {
       subscribers: live.subscribers,
       topics: routes,
       routes,
-      retained: c.broker.aedes.persistence?.retainedCount?.() ?? 0
+      retained: c.broker.core.sessions.retainedCount()
     }
   }
 
@@ -153,7 +148,7 @@ export function createStats (c: StatsComponents): Stats {
 
   /** A client connected or changed its subscriptions: recount its share. */
   function refresh (clientId: string): void {
-    const client = c.broker.aedes.clients[clientId]
+    const client = c.broker.core.client(clientId)
     const previous = shares.get(clientId)
     if (previous !== undefined) apply(previous, -1)
     if (client === undefined) {
@@ -163,7 +158,7 @@ export function createStats (c: StatsComponents): Stats {
       shares.set(clientId, share)
       apply(share, 1)
     }
-    raise(base(c.broker.aedes.connectedClients))
+    raise(base(c.broker.core.clientCount))
   }
 
   /**
@@ -188,7 +183,7 @@ export function createStats (c: StatsComponents): Stats {
   /** A client left: drop its share unless a new connection already took its id over. */
   function left (clientId: string): void {
     const share = shares.get(clientId)
-    if (share === undefined || c.broker.aedes.clients[clientId] === share.client) return
+    if (share === undefined || c.broker.core.client(clientId) === share.client) return
     apply(share, -1)
     shares.delete(clientId)
   }

@@ -318,9 +318,6 @@ export class RuleRuntime {
   /** Publishes a message marked with the chain of rules it went through (the loop guard). */
   private async publish (message: RulePublish, chain: readonly string[] | undefined, ruleId: string): Promise<void> {
     this.init.marks.mark(message.topic, message.payload, chain === undefined ? [ruleId] : [...chain, ruleId])
-    const packet = { cmd: 'publish', topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain, dup: false }
-    await new Promise<void>((resolve, reject) => {
-      this.init.node.broker.aedes.publish(packet, (err?: Error | null) => err ? reject(err) : resolve())
-    })
+    await this.init.node.broker.core.publish({ cmd: 'publish', topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain, dup: false })
   }
 }

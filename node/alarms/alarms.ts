@@ -11,7 +11,7 @@
 import type { Logger } from '../logger.js'
 import type { Store, StoreTable } from '../store/index.js'
 import { formatDatetime } from '../sys/sys-info.js'
-import { publishSys, sysTopicPrefix } from '../sys/sys-publish.js'
+import { publishSys, sysTopicPrefix, type SysPublishTarget } from '../sys/sys-publish.js'
 
 /** Level of each alarm id of the spec; an id not listed here is a `system` alarm. */
 export const ALARM_LEVELS: Readonly<Record<string, 'system' | 'cluster'>> = {
@@ -52,7 +52,7 @@ export interface AlarmHistoryEntry extends PresentAlarm {
 export interface AlarmsNode {
   readonly name: string
   readonly store: Store
-  readonly broker: { aedes: any }
+  readonly broker: SysPublishTarget['broker']
   readonly logger: Logger
 }
 

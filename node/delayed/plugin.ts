@@ -8,6 +8,7 @@ import type { StarlingNode } from '../node.js'
 import type { PluginDefinition } from '../plugins/types.js'
 import { VERSION } from '../version.js'
 import { DELAYED_TABLE, DelayedPublisher, type DelayedMessage } from './delayed-publisher.js'
+import type { PublishMessage } from '../mqtt/core.js'
 
 /** Keys of `etc/plugins/svc_delayed_publish.conf`. */
 export const DELAYED_CONFIG_SCHEMA = {
@@ -28,15 +29,13 @@ export function delayedPublisherOf (node: StarlingNode): DelayedPublisher | unde
   return publishers.get(node)
 }
 
-/** Publishes a due message through aedes, as its original publisher. */
+/** Publishes a due message through the MQTT core, as its original publisher. */
 function publishThrough (node: StarlingNode, m: DelayedMessage): Promise<void> {
-  const packet: Record<string, unknown> = {
+  const packet: PublishMessage = {
     cmd: 'publish', topic: m.topic, payload: m.payload, qos: m.qos, retain: m.retain, dup: false, clientId: m.clientId
   }
   if (m.properties !== undefined) packet.properties = { ...m.properties }
-  return new Promise((resolve, reject) => {
-    node.broker.aedes.publish(packet, (err?: Error | null) => { if (err) reject(err); else resolve() })
-  })
+  return node.broker.core.publish(packet)
 }
 
 /** The `svc_delayed_publish` plugin. */

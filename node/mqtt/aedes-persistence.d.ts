@@ -21,7 +21,7 @@ declare module 'aedes-persistence/asyncPersistence.js' {
     createRetainedStreamCombi (patterns: string[]): Readable
     addSubscriptions (client: ClientRef, subs: Array<Record<string, any>>): Promise<void>
     removeSubscriptions (client: ClientRef, topics: string[]): Promise<void>
-    subscriptionsByClient (client: ClientRef): Promise<Array<Record<string, any>>>
+    subscriptionsByClient (client: ClientRef): Promise<Array<{ topic: string, qos: number, rh?: number, rap?: boolean, nl?: boolean }>>
     countOffline (): Promise<{ subsCount: number, clientsCount: number }>
     subscriptionsByTopic (pattern: string): Promise<TopicSubscription[]>
     cleanSubscriptions (client: ClientRef): Promise<void>

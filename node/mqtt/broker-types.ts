@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics.js'
 import type { HooksBus } from '../hooks.js'
 import type { RouteEvents } from './router.js'
+import type { StorePersistence } from './persistence.js'
 
 /** Where a connection came from, for the listener counters and the API. */
 export interface ConnectionOrigin {
@@ -52,8 +53,8 @@ export interface BrokerComponents {
   logger: Logger
   metrics: Metrics
   hooks: HooksBus
-  /** An aedes persistence (our store-backed one in a node). */
-  persistence: any
+  /** The store-backed aedes persistence. */
+  persistence: StorePersistence
   routeEvents?: RouteEvents
 }
 

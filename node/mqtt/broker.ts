@@ -18,10 +18,14 @@ import { attachClientEvents, messageEvent } from './broker-events.js'
 import type { MessageEvent } from '../hooks.js'
 import type { PacketTap } from '../sys/packet-tap.js'
 import { countDropReason } from '../sys/drop-metrics.js'
-import type { BrokerSettings } from './settings.js'
+import { limitsFrom, type BrokerSettings } from './settings.js'
 import { startSessionLimits, type SessionLimits } from './session-limits.js'
+import { AedesCore, type ClientView, type MqttCore } from './core.js'
+import { SessionExpiry } from './session-expiry.js'
+import type { Logger } from '../logger.js'
 
 export type { BrokerSettings }
+export type { MqttCore, ClientView, SessionStore, PublishMessage, SubscriptionOptions, SubscriptionRequest } from './core.js'
 export type { ConnectionOrigin, AuthVerdict, AuthInfo, Authenticator, AccessClient, AccessControl, BannedList, BrokerComponents } from './broker-types.js'
 
 /**
@@ -30,7 +34,9 @@ export type { ConnectionOrigin, AuthVerdict, AuthInfo, Authenticator, AccessClie
  * `mq`) delivers; aedes' hooks carry our policies (auth, authorization, forwarding).
  */
 export class Broker {
-  readonly aedes: any
+  /** aedes itself: read in node/mqtt/ only; everything else uses {@link core}. */
+  private readonly aedes: any
+  private readonly aedesCore: AedesCore
   readonly router: MessageRouter
   /** The auth chain, highest priority first; see {@link addAuthenticator}. */
   readonly authenticators: Authenticator[] = []
@@ -60,6 +66,7 @@ export class Broker {
 
   private constructor (private readonly settings: BrokerSettings, private readonly c: BrokerComponents, aedes: any, router: MessageRouter) {
     this.aedes = aedes
+    this.aedesCore = new AedesCore(aedes, c.persistence, wireOf)
     this.router = router
     this.limits = limitsFrom(settings)
     this.violations = new ViolationCloser(aedes)
@@ -128,7 +135,18 @@ export class Broker {
    * Set by the cluster: runs once a CONNECT is authenticated, before aedes sets up the
    * session, so that a session of the same client id on another node is taken over first.
    */
-  beforeAccept: ((client: any, cleanStart: boolean) => Promise<void>) | null = null
+  beforeAccept: ((client: ClientView, cleanStart: boolean) => Promise<void>) | null = null
+
+  /** The typed MQTT core: clients, sessions, retained messages, publishing. */
+  get core (): MqttCore { return this.aedesCore }
+
+  /**
+   * The session expiry aedes lacks (v3 persistent sessions, sessions restored after a
+   * restart), over this broker's persistence; started and stopped by its caller.
+   */
+  createSessionExpiry (logger: Logger): SessionExpiry {
+    return new SessionExpiry(this.aedes, this.c.persistence, this.settings.sessionExpiryMs, logger)
+  }
 
   private readonly taps: Array<{ prefix: string, fn: (event: MessageEvent) => void }> = []
 
@@ -286,7 +304,7 @@ export class Broker {
       if (previous !== undefined) previous.closeReason = 'takeovered'
       if (this.beforeAccept !== null) {
         try {
-          await this.beforeAccept(client, stateOf(client)?.cleanStart !== false)
+          await this.beforeAccept(this.aedesCore.viewOf(client), stateOf(client)?.cleanStart !== false)
         } catch (err) {
           this.c.logger.warn({ err, clientId: client.id }, 'cluster takeover failed; accepting the connection without the old session')
         }
@@ -454,22 +472,6 @@ export class Broker {
         mountpoint: undefined
       })
     }
-  }
-}
-
-/** What the wires enforce, from the broker settings. */
-function limitsFrom (settings: BrokerSettings): WireLimits {
-  return {
-    receiveMaximum: settings.maxInflight,
-    maxQos: settings.maxQos,
-    retainAvailable: settings.retainAvailable,
-    maxPacketSize: settings.maxPacketSize,
-    strictMode: settings.strictMode,
-    highWaterMark: 64 * 1024, // bytes buffered per socket before writers wait for 'drain'
-    dropThreshold: 8 * 1024 * 1024, // unsent bytes per socket above which QoS 0 is dropped
-    sharedSubscription: settings.sharedSubscription,
-    wildcardSubscription: settings.wildcardSubscription,
-    maxTopicLevels: settings.maxTopicLevels
   }
 }
 

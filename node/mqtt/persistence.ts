@@ -129,6 +129,15 @@ export class StorePersistence extends MemoryPersistence {
     this.log.info({ retained: this.retainedTopics.size, sessions: this.sessionSubs.size, queues: [...this.outgoing.clientIds()].length, brokerCounter: broker.counter }, 'persistence loaded')
   }
 
+  /**
+   * Stores (or deletes, for an empty payload) a retained message in aedes-persistence's
+   * memory only: nothing goes to the store and this class's bookkeeping is not told
+   * (`retainer.storage_type = ram`, whose retainer keeps its own count).
+   */
+  storeRetainedInMemory (packet: Record<string, any>): Promise<void> {
+    return super.storeRetained(packet)
+  }
+
   override async storeRetained (packet: Record<string, any>): Promise<void> {
     const memory = super.storeRetained(packet)
     const topic: string = packet.topic

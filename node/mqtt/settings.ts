@@ -1,4 +1,5 @@
 import type { SharedStrategy } from './router.js'
+import type { WireLimits } from './wire.js'
 
 /**
  * The MQTT core's settings, taken from the node configuration (keys in comments).
@@ -82,5 +83,21 @@ export function brokerSettingsFrom (cfg: Record<string, any>): BrokerSettings {
     awaitRelTimeoutMs: cfg['mqtt.await_rel_timeout'],
     retryIntervalMs: cfg['mqtt.retry_interval'],
     keepaliveBackoff: cfg['mqtt.keepalive_backoff']
+  }
+}
+
+/** What the wires enforce, from the broker settings. */
+export function limitsFrom (settings: BrokerSettings): WireLimits {
+  return {
+    receiveMaximum: settings.maxInflight,
+    maxQos: settings.maxQos,
+    retainAvailable: settings.retainAvailable,
+    maxPacketSize: settings.maxPacketSize,
+    strictMode: settings.strictMode,
+    highWaterMark: 64 * 1024, // bytes buffered per socket before writers wait for 'drain'
+    dropThreshold: 8 * 1024 * 1024, // unsent bytes per socket above which QoS 0 is dropped
+    sharedSubscription: settings.sharedSubscription,
+    wildcardSubscription: settings.wildcardSubscription,
+    maxTopicLevels: settings.maxTopicLevels
   }
 }

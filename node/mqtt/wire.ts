@@ -107,6 +107,9 @@ export class Wire {
     socket.read = scannedRead as any
   }
 
+  /** The client id: aedes sets `socket.client` once it has taken the CONNECT. */
+  get clientId (): string | undefined { return (this.socket as any).client?.id ?? undefined }
+
   /** Bytes written by aedes but not yet handed to the socket (Connection `send_pend`), held ones included. */
   get pending (): number { return this.pendingBytes + this.heldBytes }
 

@@ -7,8 +7,7 @@
  */
 import { TLSSocket } from 'node:tls'
 import type { StarlingNode } from '../node.js'
-import { wireOf } from '../mqtt/broker.js'
-import { stateOf } from '../mqtt/client-state.js'
+import type { ClientView } from '../mqtt/core.js'
 import type { Wire } from '../mqtt/wire.js'
 import { formatDatetime } from '../sys/sys-info.js'
 
@@ -96,10 +95,10 @@ function peercertOf (wire: Wire | undefined, listener: string): string {
   return listener === 'mqtt:wss' ? 'undefined' : NO_SSL
 }
 
-/** The Connection of one aedes client of `node`. */
-export function connectionOf (node: StarlingNode, client: any): Connection {
-  const state = stateOf(client)
-  const wire = wireOf(client)
+/** The Connection of one client of `node`. */
+export function connectionOf (node: StarlingNode, client: ClientView): Connection {
+  const state = client.state
+  const wire = client.wire
   const c = wire?.counters ?? NO_COUNTERS
   const listener = state?.listener ?? ''
   return {
@@ -133,23 +132,19 @@ export function connectionOf (node: StarlingNode, client: any): Connection {
 }
 
 /**
- * The connected aedes client with id `clientid` on `node`, or undefined. Own properties only:
- * a client id such as `__proto__` or `constructor` must not find the object's prototype.
+ * The connected client with id `clientid` on `node`, or undefined. Own ids only (the core's
+ * lookup): a client id such as `__proto__` or `constructor` must not find the prototype.
  */
-export function clientById (node: StarlingNode, clientid: string): any {
-  const clients: Record<string, any> = node.broker.aedes.clients
-  if (!Object.hasOwn(clients, clientid)) return undefined
-  const client = clients[clientid]
-  return stateOf(client) === undefined || client.closed === true ? undefined : client
+export function clientById (node: StarlingNode, clientid: string): ClientView | undefined {
+  const client = node.broker.core.client(clientid)
+  return client === undefined || client.state === undefined || client.closed ? undefined : client
 }
 
 /** The MQTT clients connected to `node` (CONNECT accepted), in connection order. */
-export function connectedClients (node: StarlingNode): any[] {
-  const clients: Record<string, any> = node.broker.aedes.clients
-  const out: any[] = []
-  for (const id in clients) {
-    const client = clients[id]
-    if (stateOf(client) !== undefined && client.closed !== true) out.push(client)
+export function connectedClients (node: StarlingNode): ClientView[] {
+  const out: ClientView[] = []
+  for (const client of node.broker.core.clients()) {
+    if (client.state !== undefined && !client.closed) out.push(client)
   }
   return out
 }
@@ -161,7 +156,7 @@ export function connectionsOf (node: StarlingNode, filter: ConnectionFilter = {}
     return client === undefined ? [] : [connectionOf(node, client)]
   }
   let clients = connectedClients(node)
-  if (filter.username !== undefined) clients = clients.filter(c => stateOf(c)?.username === filter.username)
+  if (filter.username !== undefined) clients = clients.filter(c => c.state?.username === filter.username)
   return clients.map(c => connectionOf(node, c))
 }
 
@@ -174,9 +169,9 @@ export function connectionsOf (node: StarlingNode, filter: ConnectionFilter = {}
 export async function kickClient (node: StarlingNode, clientid: string): Promise<boolean> {
   const client = clientById(node, clientid)
   if (client === undefined) return false
-  const wire = wireOf(client)
+  const wire = client.wire
   if (wire !== undefined) wire.closeReason = 'kicked'
-  await new Promise<void>(resolve => client.disconnect({ reasonCode: KICK_REASON_CODE }, () => resolve()))
+  await client.disconnect(KICK_REASON_CODE)
   return true
 }
 

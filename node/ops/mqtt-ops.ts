@@ -15,6 +15,7 @@ import type { StarlingNode } from '../node.js'
 import type { NodeRpc } from '../rpc.js'
 import { ApiError, CODES } from '../errors.js'
 import { SHARE_MARKER, filterError, parseShared, topicNameError } from '../mqtt/topic.js'
+import type { ClientView, PublishMessage } from '../mqtt/core.js'
 
 /** Client id a publish is made as when the request names none (EMQ X's `http`). */
 export const DEFAULT_PUBLISHER_ID = 'http'
@@ -146,10 +147,10 @@ async function onClientNode (rpc: NodeRpc, op: string, args: SessionArgs): Promi
   throw new ApiError(CODES.CLIENT_OFFLINE, `client ${args.client_id} is not online`)
 }
 
-/** The connected aedes client of `clientId` on this node, or undefined. */
-function connectedClient (node: StarlingNode, clientId: string): any {
-  const client = node.broker.aedes.clients[clientId]
-  return client !== undefined && client.connected === true && client.closed !== true ? client : undefined
+/** The connected client of `clientId` on this node, or undefined. */
+function connectedClient (node: StarlingNode, clientId: string): ClientView | undefined {
+  const client = node.broker.core.client(clientId)
+  return client !== undefined && client.connected && !client.closed ? client : undefined
 }
 
 /** A filter as aedes must see it: `$share/` becomes the wire layer's marker (see wire-subscribe.ts). */
@@ -159,7 +160,7 @@ function aedesFilter (filter: string): string {
 
 async function publishOp (node: StarlingNode, args: PublishArgs): Promise<void> {
   checkTopicName(node, args.topic)
-  const packet = {
+  const packet: PublishMessage = {
     cmd: 'publish',
     topic: args.topic,
     payload: Buffer.from(args.payload, 'base64'),
@@ -169,9 +170,7 @@ async function publishOp (node: StarlingNode, args: PublishArgs): Promise<void> 
     // the publisher: message events report it and No Local [MQTT-3.8.3-3] skips it
     clientId: args.client_id
   }
-  await new Promise<void>((resolve, reject) => {
-    node.broker.aedes.publish(packet, (err?: Error | null) => err ? reject(new ApiError(CODES.UNKNOWN, `publish failed: ${err.message}`, 500)) : resolve())
-  })
+  await node.broker.core.publish(packet).catch((err: Error) => { throw new ApiError(CODES.UNKNOWN, `publish failed: ${err.message}`, 500) })
 }
 
 async function subscribeOp (node: StarlingNode, args: SessionArgs): Promise<boolean> {
@@ -181,14 +180,12 @@ async function subscribeOp (node: StarlingNode, args: SessionArgs): Promise<bool
   // the ACL applies as to the client's own SUBSCRIBE; refused: nothing is subscribed
   const acl = node.broker.acl
   for (const filter of args.topics) {
-    if (acl !== null && acl.check(node.broker.accessClient(client), 'subscribe', filter) === 'deny') {
+    if (acl !== null && acl.check(client.access, 'subscribe', filter) === 'deny') {
       throw new ApiError(CODES.UNKNOWN, `the ACL denies client ${args.client_id} a subscription to ${filter}`, 403)
     }
   }
   const subscriptions = args.topics.map(topic => ({ topic: aedesFilter(topic), qos: args.qos ?? 0 }))
-  await new Promise<void>((resolve, reject) => {
-    client.subscribe(subscriptions, (err?: Error | null) => err ? reject(new ApiError(CODES.UNKNOWN, `subscribe failed: ${err.message}`, 500)) : resolve())
-  })
+  await client.subscribe(subscriptions).catch((err: Error) => { throw new ApiError(CODES.UNKNOWN, `subscribe failed: ${err.message}`, 500) })
   return true
 }
 
@@ -197,11 +194,8 @@ async function unsubscribeOp (node: StarlingNode, args: SessionArgs): Promise<bo
   const client = connectedClient(node, args.client_id)
   if (client === undefined) return false
   const filters = args.topics.map(aedesFilter)
-  // aedes forgets a persistent session's subscription only for an UNSUBSCRIBE packet
-  if (client.clean !== true) await node.broker.aedes.persistence.removeSubscriptions(client, filters)
-  await new Promise<void>((resolve, reject) => {
-    client.unsubscribe(filters, (err?: Error | null) => err ? reject(new ApiError(CODES.UNKNOWN, `unsubscribe failed: ${err.message}`, 500)) : resolve())
-  })
+  // a persistent session's stored subscriptions go too (ClientView.unsubscribe)
+  await client.unsubscribe(filters).catch((err: Error) => { throw new ApiError(CODES.UNKNOWN, `unsubscribe failed: ${err.message}`, 500) })
   return true
 }
 

@@ -94,7 +94,7 @@ export function nodeMonitoring (node: StarlingNode): NodeMonitoring {
   const [load1, load5, load15] = loadavg().map(l => l.toFixed(2))
   const memory = process.memoryUsage()
   return {
-    connections: node.broker.aedes.connectedClients,
+    connections: node.broker.core.clientCount,
     load1,
     load5,
     load15,

@@ -7,9 +7,8 @@
 import type { StarlingNode } from '../node.js'
 import type { NodeRpc } from '../rpc.js'
 import { ApiError, CODES } from '../errors.js'
-import { wireOf } from '../mqtt/broker.js'
-import { stateOf } from '../mqtt/client-state.js'
-import type { PersistentSessionInfo, StorePersistence } from '../mqtt/persistence.js'
+import type { ClientView, PublishMessage } from '../mqtt/core.js'
+import type { PersistentSessionInfo } from '../mqtt/persistence.js'
 import { willPublish } from '../mqtt/will.js'
 import { formatDatetime } from '../sys/sys-info.js'
 import { bufferedBytes, connectedClients } from './connections.js'
@@ -80,9 +79,9 @@ class SessionRecords {
   }
 
   /** Forgets every record that is neither connected nor in `stored`. */
-  prune (connected: Record<string, unknown>, stored: Map<string, unknown>): void {
+  prune (connected: (id: string) => boolean, stored: Map<string, unknown>): void {
     for (const id of this.records.keys()) {
-      if (!Object.hasOwn(connected, id) && !stored.has(id)) this.records.delete(id)
+      if (!connected(id) && !stored.has(id)) this.records.delete(id)
     }
   }
 }
@@ -108,21 +107,20 @@ function limits (node: StarlingNode): Pick<Session, 'binding' | 'max_awaiting_re
 /** The stored queues and subscriptions by client id. */
 function storedSessions (node: StarlingNode): Map<string, PersistentSessionInfo> {
   const out = new Map<string, PersistentSessionInfo>()
-  const sessions: Iterable<PersistentSessionInfo> = node.broker.aedes.persistence?.persistentSessions?.() ?? []
-  for (const s of sessions) out.set(s.clientId, s)
+  for (const s of node.broker.core.sessions.persistentSessions()) out.set(s.clientId, s)
   return out
 }
 
-function connectedSession (node: StarlingNode, client: any, stored: PersistentSessionInfo | undefined, record: SessionRecord | undefined): Session {
-  const state = stateOf(client)
-  const wire = wireOf(client)
+function connectedSession (node: StarlingNode, client: ClientView, stored: PersistentSessionInfo | undefined, record: SessionRecord | undefined): Session {
+  const state = client.state
+  const wire = client.wire
   const inflight = stored?.inflight ?? 0
   const mqueue = (stored?.queued ?? 0) - inflight
   const deliver = wire?.counters.sendMsg ?? 0
   const connectedAt = state !== undefined && state.connectedAt > 0 ? state.connectedAt : Date.now()
   return {
     ...limits(node),
-    awaiting_rel_len: node.broker.aedes.persistence?.awaitingRel?.(client.id) ?? 0,
+    awaiting_rel_len: node.broker.core.sessions.awaitingRel(client.id),
     clean_start: state?.cleanStart ?? client.clean !== false,
     client_id: client.id,
     created_at: formatDatetime(new Date(record?.createdAt ?? connectedAt)),
@@ -135,7 +133,7 @@ function connectedSession (node: StarlingNode, client: any, stored: PersistentSe
     mqueue_dropped: stored?.dropped ?? 0,
     mqueue_len: mqueue,
     reductions: wire !== undefined ? wire.counters.recvPkt + wire.counters.sendPkt : 0,
-    subscriptions_count: Object.keys(client.subscriptions ?? {}).length,
+    subscriptions_count: Object.keys(client.subscriptions).length,
     username: state?.username ?? 'undefined'
   } as Session
 }
@@ -144,7 +142,7 @@ function awaySession (node: StarlingNode, stored: PersistentSessionInfo, record:
   const mqueue = stored.queued - stored.inflight
   return {
     ...limits(node),
-    awaiting_rel_len: node.broker.aedes.persistence?.awaitingRel?.(stored.clientId) ?? 0,
+    awaiting_rel_len: node.broker.core.sessions.awaitingRel(stored.clientId),
     clean_start: false,
     client_id: stored.clientId,
     // restored from the store after a restart: began (for this node) when the node started
@@ -174,15 +172,16 @@ function ordered (session: Session): Session {
 export function sessionsOf (node: StarlingNode, filter: { clientid?: string } = {}): Session[] {
   const records = recordsByNode.get(node)
   const stored = storedSessions(node)
-  const clients: Record<string, any> = node.broker.aedes.clients
-  records?.prune(clients, stored)
+  const core = node.broker.core
+  const held = (id: string): boolean => core.client(id) !== undefined
+  records?.prune(held, stored)
   const out: Session[] = []
   const wanted = (id: string): boolean => filter.clientid === undefined || filter.clientid === id
   for (const client of connectedClients(node)) {
     if (wanted(client.id)) out.push(connectedSession(node, client, stored.get(client.id), records?.records.get(client.id)))
   }
   for (const session of stored.values()) {
-    if (!Object.hasOwn(clients, session.clientId) && wanted(session.clientId)) out.push(awaySession(node, session, records?.records.get(session.clientId)))
+    if (!held(session.clientId) && wanted(session.clientId)) out.push(awaySession(node, session, records?.records.get(session.clientId)))
   }
   return out.map(ordered)
 }
@@ -201,16 +200,16 @@ export type SessionCleanOutcome = 'cleaned' | 'connected' | 'absent'
  * left alone (`connected`): kick the client first (EMQ X's `running_session`).
  */
 export async function cleanAwaySession (node: StarlingNode, clientid: string): Promise<SessionCleanOutcome> {
-  const aedes = node.broker.aedes
-  if (Object.hasOwn(aedes.clients, clientid)) return 'connected'
-  const persistence: StorePersistence | undefined = aedes.persistence
-  if (persistence === undefined) return 'absent'
+  const core = node.broker.core
+  if (core.client(clientid) !== undefined) return 'connected'
+  const persistence = core.sessions
   const stored = storedSessions(node).has(clientid)
   const will = await persistence.getWill({ id: clientid })
   if (!stored && will === undefined) return 'absent'
   if (will !== undefined) {
     await persistence.delWill({ id: clientid })
-    await new Promise<void>(resolve => aedes.publish({ ...willPublish(will), cmd: 'publish' }, () => resolve()))
+    // published whatever happens to it: the session ends either way
+    await core.publish({ ...willPublish(will), cmd: 'publish' } as PublishMessage).catch(() => {})
   }
   await persistence.dropSession(clientid)
   recordsByNode.get(node)?.records.delete(clientid)

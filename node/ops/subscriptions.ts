@@ -6,7 +6,6 @@
  */
 import type { StarlingNode } from '../node.js'
 import { displayFilter } from '../mqtt/topic.js'
-import type { PersistentSessionInfo } from '../mqtt/persistence.js'
 import { clientById, connectedClients } from './connections.js'
 
 /** The spec's Subscription. Shared subscriptions show as `$share/<group>/<filter>`. */
@@ -29,20 +28,19 @@ export async function subscriptionsOf (node: StarlingNode, filter: { clientid?: 
   const add = (clientId: string, filterText: string, qos: number): void => {
     out.push({ client_id: clientId, node: node.name, qos, topic: displayFilter(filterText) })
   }
-  const aedes = node.broker.aedes
+  const core = node.broker.core
   const clients = filter.clientid === undefined
     ? connectedClients(node)
     : [clientById(node, filter.clientid)].filter(c => c !== undefined)
   for (const client of clients) {
-    const subs: Record<string, { qos: number }> = client.subscriptions ?? {}
+    const subs = client.subscriptions
     for (const topic in subs) add(client.id, topic, subs[topic].qos)
   }
-  const stored: Iterable<PersistentSessionInfo> = aedes.persistence?.persistentSessions?.() ?? []
-  for (const session of stored) {
+  for (const session of core.sessions.persistentSessions()) {
     const id = session.clientId
-    if (session.subscriptions === 0 || Object.hasOwn(aedes.clients, id)) continue
+    if (session.subscriptions === 0 || core.client(id) !== undefined) continue
     if (filter.clientid !== undefined && filter.clientid !== id) continue
-    const subs: Array<{ topic: string, qos: number }> = await aedes.persistence.subscriptionsByClient({ id })
+    const subs = await core.sessions.subscriptionsByClient({ id })
     for (const sub of subs) add(id, sub.topic, sub.qos)
   }
   return out

@@ -70,7 +70,7 @@ export const retainerPlugin: PluginDefinition = {
   loadedByDefault: true,
   async attach (node) {
     const retainer = new Retainer({
-      persistence: node.broker.aedes.persistence,
+      persistence: node.broker.core.retained,
       discTable: node.store.table(PERSISTENCE_TABLES.retained),
       logger: node.logger.child({ component: 'plugins', plugin: 'svc_retainer' })
     })

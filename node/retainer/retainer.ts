@@ -8,7 +8,7 @@
  */
 import { Readable } from 'node:stream'
 import { topicMatches } from '../mqtt/topic.js'
-import MemoryPersistence from 'aedes-persistence/asyncPersistence.js'
+import type { RetainedStore } from '../mqtt/core.js'
 import type { Logger } from '../logger.js'
 import type { StoreTable } from '../store/index.js'
 
@@ -27,13 +27,8 @@ export interface RetainerPolicy {
   expiryIntervalMs: number
 }
 
-/** The persistence methods the retainer decides for (aedes-persistence's interface). */
-export interface RetainedPersistence {
-  storeRetained (packet: any): Promise<void>
-  createRetainedStream (pattern: string): Readable
-  createRetainedStreamCombi (patterns: string[]): Readable
-  retainedCount? (): number
-}
+/** The persistence methods the retainer decides for: the MQTT core's {@link RetainedStore}. */
+export type RetainedPersistence = RetainedStore
 
 /** What a {@link Retainer} needs. */
 export interface RetainerInit {
@@ -206,8 +201,8 @@ export class Retainer {
   private write (packet: any, policy: RetainerPolicy): Promise<void> {
     const original = this.original
     if (original === null) return Promise.resolve()
-    if (policy.storage === 'ram' && this.persistence instanceof MemoryPersistence) {
-      return MemoryPersistence.prototype.storeRetained.call(this.persistence, packet)
+    if (policy.storage === 'ram' && this.persistence.storeRetainedInMemory !== undefined) {
+      return this.persistence.storeRetainedInMemory(packet)
     }
     return original.storeRetained(packet)
   }

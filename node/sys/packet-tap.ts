@@ -10,8 +10,10 @@
 
 /** The part of a wire a tap may read. */
 export interface TappedWire {
-  /** The connection's socket; aedes sets `socket.client` once the client exists. */
+  /** The connection's socket (the MQTT core's own: read in node/mqtt/ only). */
   readonly socket: unknown
+  /** The client id, once the MQTT core has taken the CONNECT; undefined before. */
+  readonly clientId: string | undefined
   /** MQTT protocol level from CONNECT (3, 4 or 5); 0 before CONNECT. */
   readonly protocolVersion: number
   readonly peer: { address: string, port: number }
@@ -49,7 +51,7 @@ export function combineTaps (...taps: Array<PacketTap | null | undefined>): Pack
   }
 }
 
-/** The aedes client id of a tapped connection, or undefined before CONNECT was handled. */
+/** The client id of a tapped connection, or undefined before CONNECT was handled. */
 export function tappedClientId (wire: TappedWire): string | undefined {
-  return (wire.socket as any)?.client?.id ?? undefined
+  return wire.clientId
 }

@@ -5,10 +5,11 @@
  * `messages/dropped` when no one subscribes, but never in `messages/received`.
  */
 import type { Logger } from '../logger.js'
+import type { MqttCore } from '../mqtt/core.js'
 
-/** What a $SYS publisher needs: the aedes instance and where to log a failure. */
+/** What a $SYS publisher needs: the MQTT core and where to log a failure. */
 export interface SysPublishTarget {
-  broker: { aedes: any }
+  broker: { readonly core: Pick<MqttCore, 'closed' | 'publishWith'> }
   logger: Logger
 }
 
@@ -22,10 +23,10 @@ export function sysTopicPrefix (node: string): string {
  * when asked. Fire-and-forget: a failure (the broker closing) is logged at debug level.
  */
 export function publishSys (target: SysPublishTarget, topic: string, payload: string | Buffer, retain = false): void {
-  const aedes = target.broker.aedes
-  if (aedes.closed === true) return
-  const packet = { cmd: 'publish', topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos: 0, retain, dup: false }
-  aedes.publish(packet, (err?: Error | null) => {
+  const core = target.broker.core
+  if (core.closed) return
+  const packet = { cmd: 'publish' as const, topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos: 0, retain, dup: false }
+  core.publishWith(packet, (err) => {
     if (err) target.logger.debug({ err, topic }, '$SYS publish failed')
   })
 }

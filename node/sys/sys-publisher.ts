@@ -17,13 +17,13 @@ import { METRIC_NAMES } from '../metrics.js'
 import type { StatsSnapshot } from '../stats.js'
 import { VERSION } from '../version.js'
 import { SYSDESCR, formatDatetime, formatUptime } from './sys-info.js'
-import { publishSys, sysTopicPrefix, isTopicSafe } from './sys-publish.js'
+import { publishSys, sysTopicPrefix, isTopicSafe, type SysPublishTarget } from './sys-publish.js'
 
 /** What the `$SYS` publisher uses from the node. */
 export interface SysNode {
   readonly name: string
   readonly config: { readonly 'broker.sys_interval': number, readonly 'broker.sys_heartbeat': number }
-  readonly broker: { aedes: any }
+  readonly broker: SysPublishTarget['broker']
   readonly hooks: HooksBus
   readonly metrics: Metrics
   readonly logger: Logger

@@ -15,7 +15,7 @@
 import { PerformanceObserver, monitorEventLoopDelay, constants, type ELDHistogram } from 'node:perf_hooks'
 import { getHeapStatistics } from 'node:v8'
 import type { Logger } from '../logger.js'
-import { publishSys, sysTopicPrefix } from './sys-publish.js'
+import { publishSys, sysTopicPrefix, type SysPublishTarget } from './sys-publish.js'
 import type { NodeService } from './sys-publisher.js'
 
 /** How often the event-loop delay and the heap are checked, ms. */
@@ -27,7 +27,7 @@ export const SYSMON_SUPPRESS_MS = 2000
 export interface SysmonNode {
   readonly name: string
   readonly config: { readonly 'sysmon.long_gc': number, readonly 'sysmon.long_schedule': number, readonly 'sysmon.large_heap': number }
-  readonly broker: { aedes: any }
+  readonly broker: SysPublishTarget['broker']
   readonly logger: Logger
 }
 

@@ -11,7 +11,7 @@
 import { open } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { WriteStream } from 'node:fs'
-import mqttPacket from 'mqtt-packet'
+import { createFrameDecoder } from '../mqtt/frame-decoder.js'
 import { LOG_LEVELS, type LogLevel, type Logger } from '../logger.js'
 import type { HooksBus, HookName, HookEventMap } from '../hooks.js'
 import { filterError, topicMatches } from '../mqtt/topic.js'
@@ -80,7 +80,6 @@ export function createTraceService (node: TraceNode): TraceService {
   const clients = new Map<string, Trace>()
   const topics = new Map<string, Trace>()
   const unhook: Array<() => void> = []
-  const parsers = new Map<number, { parser: any, out: any[] }>()
   let offControl: (() => void) | null = null
 
   function write (trace: Trace, level: LogLevel, clientId: string, peername: string, text: string): void {
@@ -114,19 +113,7 @@ export function createTraceService (node: TraceNode): TraceService {
   }
 
   /** Decodes one frame; null when it does not decode (it was cut or is malformed). */
-  function decode (frame: Buffer, version: number): any {
-    let entry = parsers.get(version)
-    if (entry === undefined) {
-      const out: any[] = []
-      const parser = mqttPacket.parser({ protocolVersion: version === 0 ? 4 : version } as any)
-      parser.on('packet', (p: any) => out.push(p))
-      parser.on('error', () => parsers.delete(version))
-      parsers.set(version, entry = { parser, out })
-    }
-    entry.out.length = 0
-    entry.parser.parse(frame)
-    return entry.out.length === 1 ? entry.out[0] : null
-  }
+  const decode = createFrameDecoder()
 
   function tapped (direction: 'RECV' | 'SEND', wire: TappedWire, buf: Buffer, start: number, end: number): void {
     if (clients.size === 0) return

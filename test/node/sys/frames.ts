@@ -13,6 +13,6 @@ export function frame (packet: Record<string, unknown>, protocolVersion = 4): Fr
 }
 
 /** A stand-in for a wire: the fields a tap reads. */
-export function fakeWire (clientId: string | undefined, protocolVersion = 4, port = 50000): { socket: { client: { id?: string } }, protocolVersion: number, peer: { address: string, port: number } } {
-  return { socket: { client: { id: clientId } }, protocolVersion, peer: { address: '127.0.0.1', port } }
+export function fakeWire (clientId: string | undefined, protocolVersion = 4, port = 50000): { socket: object, clientId: string | undefined, protocolVersion: number, peer: { address: string, port: number } } {
+  return { socket: {}, clientId, protocolVersion, peer: { address: '127.0.0.1', port } }
 }

@@ -1,6 +1,6 @@
 /**
  * Which rules run on an event, in which order, and what a failing one counts: the runtime on a
- * hooks bus, with an aedes stand-in that emits `message.publish` for what a rule republishes
+ * hooks bus, with an MQTT core stand-in that emits `message.publish` for what a rule republishes
  * (as the broker does).
  */
 import { pino } from 'pino'
@@ -34,14 +34,13 @@ function start (rules: Array<[id: string, sql: string, action: string, params?: 
   const publish = (packet: { topic: string, payload: Buffer, qos: number }): void => {
     if (hooks.has('message.publish')) hooks.emit('message.publish', messageEvent('message.publish', 'n1@127.0.0.1', packet, null))
   }
-  const aedes = {
-    publish: (packet: { topic: string, payload: Buffer, qos: number }, done: () => void) => {
+  const core = {
+    publish: async (packet: { topic: string, payload: Buffer, qos: number }): Promise<void> => {
       republished.push(packet.topic)
       publish(packet)
-      done()
     }
   }
-  const node = { name: 'n1@127.0.0.1', logger, hooks, broker: { aedes } } as unknown as StarlingNode
+  const node = { name: 'n1@127.0.0.1', logger, hooks, broker: { core } } as unknown as StarlingNode
   const registry = createBuiltInRegistry()
   const metrics = new EngineMetrics()
   const runtime = new RuleRuntime({ node, logger, registry, metrics, marks: new RepublishMarks(), resource: () => undefined })
