@@ -149,7 +149,7 @@ describe('a node that does not answer', () => {
   const answers: Record<string, Answer> = {}
   let cli: { list: Awaited<ReturnType<typeof runCtlOn>>, json: Awaited<ReturnType<typeof runCtlOn>> }
   beforeAll(async () => {
-    await waitFor(() => [a, b, c].every(n => n.broker.aedes.connectedClients === 0), 'the earlier clients gone')
+    await waitFor(() => [a, b, c].every(n => n.broker.core.clientCount === 0), 'the earlier clients gone')
     await connect(a, { clientId: 'still-a' })
     await connect(b, { clientId: 'silent-b' })
     await connect(c, { clientId: 'still-c' })

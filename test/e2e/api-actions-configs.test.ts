@@ -83,7 +83,7 @@ describe('PUT configs', () => {
     expect(await suback(client, 'acl/t')).toEqual([0x80])
     // a subscribe through the API meets the same ACL
     expectError(await api('POST', '/mqtt/subscribe', { topic: 'acl/api', qos: 0, client_id: 'acl-client' }), 102, 403)
-    expect(Object.keys(node.broker.aedes.clients['acl-client'].subscriptions)).toEqual([])
+    expect(Object.keys(node.broker.core.client('acl-client')!.subscriptions)).toEqual([])
 
     const bad = await api('PUT', `${nodePath()}/starling`, { acl_file: join(tmp, 'missing.conf'), acl_nomatch: 'allow' })
     expectError(bad, 108, 400)

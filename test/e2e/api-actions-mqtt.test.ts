@@ -16,7 +16,7 @@ afterEach(async () => { await closeClients(); await closeOpened() })
 afterAll(async () => { await node.destroy() })
 
 /** The subscriptions of a connected client, as aedes holds them. */
-const subsOf = (clientId: string): string[] => Object.keys(node.broker.aedes.clients[clientId]?.subscriptions ?? {}).sort()
+const subsOf = (clientId: string): string[] => Object.keys(node.broker.core.client(clientId)?.subscriptions ?? {}).sort()
 
 describe('POST /api/v3/mqtt/publish', () => {
   it('delivers to an MQTT subscriber at QoS 0, 1 and 2', async () => {
@@ -115,7 +115,7 @@ describe('POST /api/v3/mqtt/subscribe and /mqtt/unsubscribe', () => {
     const target = await connect(node, { clientId: 'target-1' })
     const pub = await connect(node, { clientId: 'target-pub' })
     expect((await api('POST', '/mqtt/subscribe', { topic: 'sub/+/x', qos: 1, client_id: 'target-1' })).body).toEqual({ code: 0 })
-    expect(node.broker.aedes.clients['target-1'].subscriptions['sub/+/x'].qos).toBe(1)
+    expect(node.broker.core.client('target-1')!.subscriptions['sub/+/x'].qos).toBe(1)
     const next = nextMessage(target)
     await pub.publishAsync('sub/a/x', 'hello', { qos: 1 })
     const msg = await next
@@ -141,12 +141,12 @@ describe('POST /api/v3/mqtt/subscribe and /mqtt/unsubscribe', () => {
     let client = await connect(node, opts)
     expect((await api('POST', '/mqtt/subscribe', { topic: 'persist/t', qos: 1, client_id: 'persistent-1' })).body.code).toBe(0)
     await client.endAsync()
-    await waitFor(() => node.broker.aedes.clients['persistent-1'] === undefined, 'the disconnect')
+    await waitFor(() => node.broker.core.client('persistent-1') === undefined, 'the disconnect')
     client = await connect(node, opts)
     expect(subsOf('persistent-1')).toEqual(['persist/t'])
     expect((await api('POST', '/mqtt/unsubscribe', { topic: 'persist/t', client_id: 'persistent-1' })).body.code).toBe(0)
     await client.endAsync()
-    await waitFor(() => node.broker.aedes.clients['persistent-1'] === undefined, 'the disconnect')
+    await waitFor(() => node.broker.core.client('persistent-1') === undefined, 'the disconnect')
     await connect(node, opts)
     expect(subsOf('persistent-1')).toEqual([])
   })

@@ -162,7 +162,7 @@ describe('cleaning a persistent session (/sessions/persistent/:clientid)', () =>
     const client = await connect(node, { clientId, clean: false })
     await client.subscribeAsync(topic, { qos: 1 })
     await new Promise<void>(resolve => client.end(false, {}, () => resolve()))
-    await waitFor(() => node.broker.aedes.clients[clientId] === undefined, 'client gone')
+    await waitFor(() => node.broker.core.client(clientId) === undefined, 'client gone')
   }
   const sessionOf = async (clientId: string): Promise<any[]> => (await api('GET', `/sessions/${clientId}`)).body.data
 
@@ -221,7 +221,7 @@ describe('cleaning a persistent session (/sessions/persistent/:clientid)', () =>
     })
     await client.subscribeAsync('compat/will/self', { qos: 1 })
     ;(client as any).stream.destroy() // an unclean end: the will waits for its delay
-    await waitFor(() => node.broker.aedes.clients['will-away'] === undefined, 'client gone')
+    await waitFor(() => node.broker.core.client('will-away') === undefined, 'client gone')
     await new Promise(resolve => setTimeout(resolve, 100))
     expect(got).toEqual([])
     expect((await api('DELETE', '/sessions/persistent/will-away')).body).toEqual({ code: 0 })

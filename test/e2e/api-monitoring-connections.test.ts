@@ -36,7 +36,7 @@ afterEach(async () => {
   await closeClients()
   await Promise.all([...extra].map(c => new Promise<void>(resolve => c.end(true, {}, () => resolve()))))
   extra.clear()
-  await waitFor(() => node.broker.aedes.connectedClients === 0, 'no clients left')
+  await waitFor(() => node.broker.core.clientCount === 0, 'no clients left')
 })
 
 async function api (path: string, method = 'GET'): Promise<{ status: number, body: any }> {

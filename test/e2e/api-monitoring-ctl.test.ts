@@ -98,7 +98,7 @@ describe('starling-ctl sessions, subscriptions and routes', () => {
     const away = await connect(node, { clientId: 'ctl-away', protocolVersion: 4, clean: false })
     await away.subscribeAsync('ctl/away/#', { qos: 1 })
     await away.endAsync()
-    await waitFor(() => node.broker.aedes.clients['ctl-away'] === undefined, 'ctl-away gone')
+    await waitFor(() => node.broker.core.client('ctl-away') === undefined, 'ctl-away gone')
   })
 
   it('lists sessions, away ones included, and shows one', async () => {

@@ -60,7 +60,7 @@ describe('sessions', () => {
     const away = await connect(node, { clientId: 'away-1', username: 'dora', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 3600 } })
     await away.subscribeAsync('away/#', { qos: 1 })
     await away.endAsync()
-    await waitFor(() => node.broker.aedes.clients['away-1'] === undefined, 'away-1 gone')
+    await waitFor(() => node.broker.core.client('away-1') === undefined, 'away-1 gone')
     const publisher = await connect(node, { clientId: 'away-publisher' })
     await publisher.publishAsync('away/x', 'queued', { qos: 1 })
     await closeClients()
@@ -99,7 +99,7 @@ describe('sessions', () => {
     const before = (await get('/sessions/away-1')).body.data[0].created_at
     const resumed = await connect(node, { clientId: 'away-1', username: 'dora', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 3600 } })
     await new Promise(resolve => resumed.once('message', resolve)) // the queued message
-    await waitFor(() => node.broker.aedes.clients['away-1']?.connected === true, 'away-1 connected')
+    await waitFor(() => node.broker.core.client('away-1')?.connected === true, 'away-1 connected')
     const [s] = (await get('/sessions/away-1')).body.data
     expect(s).toMatchObject({ clean_start: false, deliver_msg: 1, mqueue_len: 0, subscriptions_count: 1 })
     expect(s.created_at).toBe(before)

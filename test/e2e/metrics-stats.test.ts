@@ -37,7 +37,7 @@ describe('stats', () => {
     await connect(node, { clientId: 'st-idle', protocolVersion: 4 })
     await plain.publishAsync('st/r', 'kept', { retain: true })
     await away.endAsync()
-    await waitFor(() => node.broker.aedes.clients['st-away'] === undefined, 'st-away gone')
+    await waitFor(() => node.broker.core.client('st-away') === undefined, 'st-away gone')
 
     const s = stats.snapshot()
     expect(s['connections/count']).toBe(3)
@@ -55,7 +55,7 @@ describe('stats', () => {
   })
 
   it('keeps the high-water marks after the clients leave', async () => {
-    await waitFor(() => node.broker.aedes.connectedClients === 0, 'all gone')
+    await waitFor(() => node.broker.core.clientCount === 0, 'all gone')
     const s = stats.snapshot()
     expect(s['connections/count']).toBe(0)
     expect(s['connections/max']).toBe(4)
@@ -69,7 +69,7 @@ describe('stats', () => {
     const burst = await Promise.all([1, 2, 3, 4, 5, 6].map(i => connect(node, { clientId: `st-burst-${i}` })))
     await Promise.all(burst.map((c, i) => c.subscribeAsync([`st/burst/${i}/a`, `st/burst/${i}/b`])))
     await closeClients()
-    await waitFor(() => node.broker.aedes.connectedClients === 0, 'burst gone')
+    await waitFor(() => node.broker.core.clientCount === 0, 'burst gone')
     const after = stats.snapshot()
     expect(after['connections/count']).toBe(0)
     expect(after['connections/max']).toBe(Math.max(before['connections/max'], 6))

@@ -94,7 +94,7 @@ describe('Receive Maximum of the client', () => {
     second.send(connectPacket(5, { clientId: 'fc-resume', clean: false, properties: { sessionExpiryInterval: 60, receiveMaximum: 2 } }))
     expect((await second.next('connack')).sessionPresent).toBe(true)
     // aedes counts the client connected once it has written the queue (QoS 0 to it is dropped before)
-    await waitFor(() => node.broker.aedes.clients['fc-resume']?.connected === true, 'the queue to be written')
+    await waitFor(() => node.broker.core.client('fc-resume')?.connected === true, 'the queue to be written')
     await marker(second, pub, 'fc/resume')
     expect(publishes(second, 1).map(p => p.payload.toString())).toEqual(['a', 'b'])
     // acknowledge one, then leave with 'c' in flight and 'd', 'e' held back

@@ -88,7 +88,7 @@ const hasMosquittoSub = spawnSync('mosquitto_sub', ['--help']).status !== null
   sub.stdout.on('data', (d: Buffer) => { out += d.toString() })
   const exited = new Promise<number | null>(resolve => sub.on('exit', (code) => resolve(code)))
   try {
-    const subscribed = (): boolean => Object.values(node.broker.aedes.clients).some((c: any) => c.subscriptions['will/strict'] !== undefined)
+    const subscribed = (): boolean => [...node.broker.core.clients()].some(c => c.subscriptions['will/strict'] !== undefined)
     await waitFor(subscribed, 'mosquitto_sub to subscribe')
     const client = await open(node, {
       protocolVersion: 5,
@@ -130,7 +130,7 @@ describe('will delay and session expiry [MQTT-3.1.3-9]', () => {
     const first = await open(node, opts)
     const droppedAt = Date.now()
     drop(first.client)
-    await waitFor(() => !(first.client as any).connected && node.broker.aedes.clients['will-cancelled'] === undefined, 'the broker to see the drop')
+    await waitFor(() => !(first.client as any).connected && node.broker.core.client('will-cancelled') === undefined, 'the broker to see the drop')
     const second = await open(node, { ...opts, will: undefined })
     expect(second.connack.sessionPresent).toBe(true)
     await until(droppedAt + 2000, 'the will delay to pass')

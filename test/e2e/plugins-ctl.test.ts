@@ -85,7 +85,7 @@ describe('starling-ctl plugins reload', () => {
     const pub = await connect(p.node)
     await pub.publishAsync('ctl/reload/1', 'a', { qos: 1, retain: true })
     await pub.publishAsync('ctl/reload/2', 'b', { qos: 1, retain: true })
-    expect(p.node.broker.aedes.persistence.retainedCount()).toBe(1)
+    expect(p.node.broker.core.sessions.retainedCount()).toBe(1)
   })
 
   it('reports a bad file and keeps the plugin running with its old settings', async () => {

@@ -17,7 +17,7 @@ const OWN_RETAINED_ONLY = { 'broker.sys_interval': '0' }
 
 /** The node's retained-message count (`retained/count`). */
 function retainedCount (node: StarlingNode): number {
-  return node.broker.aedes.persistence.retainedCount()
+  return node.broker.core.sessions.retainedCount()
 }
 
 /**
@@ -58,7 +58,7 @@ describe('svc_retainer with the default configuration', () => {
     await pub.publishAsync('ret/unload/old', '', { qos: 1, retain: true }) // no delete either
     expect(retainedCount(p.node)).toBe(before)
     // and subscribers get no retained messages meanwhile (EMQ X without emqx_retainer)
-    expect(await p.node.broker.aedes.persistence.createRetainedStreamCombi(['ret/unload/#']).toArray()).toEqual([])
+    expect(await p.node.broker.core.retained.createRetainedStreamCombi(['ret/unload/#']).toArray()).toEqual([])
     await p.manager.load('svc_retainer')
     const got = await retainedFor(p.node, ['ret/unload/new'], 'ret/unload/old')
     expect(topicsOf(got)).toEqual(['ret/unload/old'])

@@ -287,7 +287,7 @@ describe('malformed and out-of-order packets', () => {
   it('is back to its connected clients only after 500 rapid connect/disconnect cycles', async () => {
     const port = node.port('mqtt:tcp')
     const connectionsBefore = node.broker.connectionCount
-    const clientsBefore = node.broker.aedes.connectedClients
+    const clientsBefore = node.broker.core.clientCount
     const endings = [
       // DISCONNECT, then end
       async (c: RawConnection) => { c.write(Buffer.from([0xe0, 0x00])); c.socket.end(); await c.closed },
@@ -316,8 +316,8 @@ describe('malformed and out-of-order packets', () => {
     }
     await Promise.all(Array.from({ length: 25 }, worker))
     await waitFor(() => tcpConns() === baseline && node.broker.connectionCount === connectionsBefore &&
-      node.broker.aedes.connectedClients === clientsBefore, 'connections back to what they were', 20000).catch(() => {})
-    expect({ current_conns: tcpConns(), connections: node.broker.connectionCount, clients: node.broker.aedes.connectedClients })
+      node.broker.core.clientCount === clientsBefore, 'connections back to what they were', 20000).catch(() => {})
+    expect({ current_conns: tcpConns(), connections: node.broker.connectionCount, clients: node.broker.core.clientCount })
       .toEqual({ current_conns: baseline, connections: connectionsBefore, clients: clientsBefore })
     await stillServes()
   })
