@@ -18,7 +18,7 @@
  */
 import type { StarlingNode } from '../node/node.js'
 import type { Logger } from '../node/logger.js'
-import type { StorePersistence } from '../node/mqtt/persistence.js'
+import type { SessionStore, PublishMessage } from '../node/mqtt/core.js'
 import { parseShared, topicMatches } from '../node/mqtt/topic.js'
 import { sharedKey } from '../node/mqtt/router.js'
 import type { Mesh, Frame } from './mesh.js'
@@ -60,6 +60,8 @@ export class Routing {
   private lastRouted: unknown = null
   /** The broker's `onNoSubscribers`, which this wraps while started. */
   private noSubscribers: ((packet: any) => void) | null = null
+  /** Per origin broker, while one of its messages goes through the core's publish: the ones behind it (see dispatch). */
+  private readonly lanes = new Map<string, { pending: number, waiting: PublishMessage[] }>()
   private readonly delivered = (err?: Error | null): void => {
     if (err) this.log.debug({ err }, 'forwarded message not delivered')
   }
@@ -67,7 +69,7 @@ export class Routing {
 
   constructor (private readonly node: StarlingNode, private readonly mesh: Mesh, private readonly rpc: MeshRpc, private readonly log: Logger) {}
 
-  private get persistence (): StorePersistence { return this.node.broker.aedes.persistence }
+  private get persistence (): SessionStore { return this.node.broker.core.sessions }
 
   start (): void {
     const router = this.node.broker.router
@@ -138,7 +140,7 @@ export class Routing {
       let added = 0
       for (const packet of packets) {
         if (this.persistence.hasRetained(packet.topic)) continue
-        await this.persistence.storeRetained({ ...packet, payload: Buffer.from(packet.payload) })
+        await this.node.broker.core.retained.storeRetained({ ...packet, payload: Buffer.from(packet.payload) })
         added++
       }
       if (added > 0) this.log.info({ peer: name, added }, 'retained messages copied from peer')
@@ -325,7 +327,7 @@ export class Routing {
     this.sendScheduled = false
     const outgoing = this.outgoing
     this.outgoing = new Map()
-    const brokerId: string = this.node.broker.aedes.id
+    const brokerId: string = this.node.broker.core.id
     for (const [node, all] of outgoing) {
       let batch = all
       if (this.mesh.backlog(node) > LINK_DROP_BYTES) {
@@ -354,7 +356,7 @@ export class Routing {
 
   /** Publishes a message forwarded by another node into this node's broker. */
   private deliver (brokerId: string, m: ForwardedMessage): void {
-    const packet: Record<string, unknown> = {
+    const packet: PublishMessage = {
       cmd: 'publish',
       topic: m.topic,
       payload: m.payload,
@@ -368,13 +370,35 @@ export class Routing {
     if (m.properties !== undefined) packet.properties = m.properties
     // read (and forgotten) by the router's peerGroups hook when it delivers this message
     if (m.groups !== undefined) this.arriving.set(`${brokerId}/${m.brokerCounter}`, new Set(m.groups))
-    if (m.qos === 0 && !m.retain && m.properties?.messageExpiryInterval === undefined) {
+    const lane = this.lanes.get(brokerId)
+    if (lane !== undefined) lane.waiting.push(packet)
+    else this.dispatch(brokerId, packet)
+  }
+
+  /**
+   * Hands one forwarded message to the local broker. A subscriber's connection drops a
+   * message whose broker counter is not above the last one it got from the same origin
+   * (aedes' duplicate check), so the messages of one origin must reach the subscribers in
+   * the order they were published: while a message of an origin goes the slow way (through
+   * the core's publish: QoS 1/2, retained, expiring), the ones behind it wait in its lane.
+   */
+  private dispatch (brokerId: string, packet: PublishMessage): void {
+    if (packet.qos === 0 && packet.retain !== true && packet.properties?.messageExpiryInterval === undefined) {
       // nothing to store or queue: straight to the router, as aedes' publish would end up
       // doing (its other steps count and tap publishes by clients, which this is not)
       this.node.broker.router.emit(packet, this.delivered)
       return
     }
-    this.node.broker.aedes.publish(packet, this.delivered)
+    let lane = this.lanes.get(brokerId)
+    if (lane === undefined) this.lanes.set(brokerId, lane = { pending: 0, waiting: [] })
+    lane.pending++
+    const done = lane
+    this.node.broker.core.publishWith(packet, (err) => {
+      this.delivered(err)
+      done.pending--
+      while (done.pending === 0 && done.waiting.length > 0) this.dispatch(brokerId, done.waiting.shift()!)
+      if (done.pending === 0 && done.waiting.length === 0 && this.lanes.get(brokerId) === done) this.lanes.delete(brokerId)
+    })
   }
 }
 
