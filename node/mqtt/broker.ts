@@ -195,7 +195,7 @@ export class Broker {
   }
 
   /** Who `client` is, for ACL and banned checks. */
-  accessClient (client: any): AccessClient {
+  private accessClient (client: any): AccessClient {
     const state = stateOf(client)
     return { clientId: client.id, username: state?.username, peerhost: state?.peerhost ?? '' }
   }
