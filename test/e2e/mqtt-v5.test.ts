@@ -4,7 +4,7 @@
  * topic aliases both ways and the capabilities advertised in CONNACK.
  */
 import type { MqttClient } from 'mqtt'
-import { startTestNode, connect, closeClients, nextMessage, waitFor, type Received, type TestNode } from '../helpers/node.js'
+import { startTestNode, connect, closeClients, nextMessage, waitFor, payloads, type TestNode } from '../helpers/node.js'
 import { open, leave, until, marker, closeOpened, openRaw, connectPacket } from '../helpers/mqtt.js'
 
 let node: TestNode
@@ -14,10 +14,6 @@ afterEach(async () => {
   await closeOpened()
   await closeClients()
 })
-
-function payloads (messages: Received[], topic: string): string[] {
-  return messages.filter(m => m.topic === topic).map(m => m.payload.toString())
-}
 
 describe('Message Expiry Interval', () => {
   it('drops a message that expired while queued for an offline session', async () => {

@@ -3,7 +3,7 @@
  * §3.1.2.4, §3.2.2.2): resuming a session with Session Expiry 0, session present for a
  * session without subscriptions, and the client identifiers the broker assigns.
  */
-import { startTestNode, connect, closeClients, waitFor, type Received, type TestNode } from '../helpers/node.js'
+import { startTestNode, connect, closeClients, waitFor, payloads, type TestNode } from '../helpers/node.js'
 import { open, leave, closeOpened, openRaw, connectPacket, nodeWith } from '../helpers/mqtt.js'
 
 let node: TestNode
@@ -13,10 +13,6 @@ afterEach(async () => {
   await closeOpened()
   await closeClients()
 })
-
-function payloads (messages: Received[], topic: string): string[] {
-  return messages.filter(m => m.topic === topic).map(m => m.payload.toString())
-}
 
 describe('resuming a session with Session Expiry 0', () => {
   it('sends the queued messages, then ends the session with the connection [MQTT-3.1.2-23]', async () => {

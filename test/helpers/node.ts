@@ -98,6 +98,11 @@ export function collect (client: MqttClient): Received[] {
   return out
 }
 
+/** The payloads, as text, of the collected messages on `topic`, in order. */
+export function payloads (messages: Received[], topic: string): string[] {
+  return messages.filter(m => m.topic === topic).map(m => m.payload.toString())
+}
+
 /** Resolves with the next message the client receives. */
 export function nextMessage (client: MqttClient, timeoutMs = 5000): Promise<Received> {
   return new Promise((resolve, reject) => {
