@@ -61,8 +61,8 @@ export function createLogger (opts: LoggerOptions): Logger {
   if (opts.file === undefined) throw new Error(`log.to = ${to} needs the log file's options`)
   const file = openLogFile(opts.file)
   if (to === 'file') return pino(options, file)
-  const console = (opts.destination as DestinationStream | undefined) ?? pino.destination({ dest: process.stdout.fd ?? 1, sync: false, minLength: 0 })
-  return pino(options, bothTargets(console, file))
+  const stdout = (opts.destination as DestinationStream | undefined) ?? pino.destination({ dest: process.stdout.fd ?? 1, sync: false, minLength: 0 })
+  return pino(options, bothTargets(stdout, file))
 }
 
 /**
@@ -70,10 +70,10 @@ export function createLogger (opts: LoggerOptions): Logger {
  * already filtered it). Not pino's multistream: that one has no `flush(cb)`, and the
  * shutdown path waits for the file through `logger.flush(cb)`.
  */
-function bothTargets (console: DestinationStream, file: LogFile): DestinationStream & Pick<LogFile, 'flush' | 'flushSync'> {
+function bothTargets (stdout: DestinationStream, file: LogFile): DestinationStream & Pick<LogFile, 'flush' | 'flushSync'> {
   return {
     write (line: string): void {
-      console.write(line)
+      stdout.write(line)
       file.write(line)
     },
     flush: (cb) => file.flush(cb),
