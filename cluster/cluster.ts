@@ -26,6 +26,7 @@
  *   join's, and takes nobody's member list until it joins again.
  */
 import { join } from 'node:path'
+import { createConnection } from 'node:net'
 import type { StarlingNode } from '../node/node.js'
 import type { Logger } from '../node/logger.js'
 import { ApiError, CODES } from '../node/errors.js'
@@ -38,6 +39,18 @@ import { MemberBook, supersedes, type MemberEntry, type MemberRecord } from './m
 
 /** How long `cluster join` waits for the members it learnt to be linked before it answers. */
 const JOIN_SETTLE_MS = 5000
+/** How long `cluster join` waits for its target's cluster port to answer before leaving its own cluster. */
+const JOIN_PROBE_MS = 3000
+
+/** Resolves once something accepts a TCP connection at `host:port`; rejects with why not. */
+async function listening (host: string, port: number, timeoutMs: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const socket = createConnection({ host, port, timeout: timeoutMs })
+    socket.once('connect', () => { socket.destroy(); resolve() })
+    socket.once('timeout', () => { socket.destroy(); reject(new Error(`no answer from ${host}:${port} in ${timeoutMs} ms`)) })
+    socket.once('error', (err) => { socket.destroy(); reject(err) })
+  })
+}
 
 /** A member as `cluster status` shows it. */
 export interface MemberInfo {
@@ -148,13 +161,23 @@ export class Cluster {
   async join (target: string): Promise<MemberInfo[]> {
     const { name, host, port } = parseNodeAddress(target)
     if (name === this.node.name) throw new ApiError(CODES.UNKNOWN, `cannot join ${target}: that is this node`)
-    // a new epoch: a tombstone of this node anywhere in that cluster is older, and the
-    // members of this node's current cluster (if any) hear of it too; a node that left tells
-    // nobody (its links still closing belong to the cluster it left)
-    const wasAlone = this.book.alone
+    // already a running member of that node's cluster: nothing to do
+    if (this.book.isMember(name) && this.isRunning(name)) return this.status()
+    // As EMQ X's `cluster join`: a node joins the other node's cluster and leaves its own,
+    // whatever it still remembers of it (members it cannot reach, one that forced it out while
+    // it was down), but only once the other node answers: a join that cannot reach its
+    // target changes nothing. Then a new epoch: any tombstone of this node there is older.
+    const inCluster = this.book.members().length > 0
+    if (inCluster && !this.mesh.isUp(name)) {
+      try {
+        await listening(host, port, JOIN_PROBE_MS)
+      } catch (err: any) {
+        throw new ApiError(CODES.BADRPC, `cannot join ${target}: ${err.message}`)
+      }
+    }
+    if (inCluster) await this.leave()
     const own: MemberRecord = { addr: this.mesh.addr, stamp: this.book.stamp() }
     this.book.set(this.node.name, own)
-    if (!wasAlone) this.tell({ k: 'members', list: [{ name: this.node.name, ...own }] })
     this.joining.add(name)
     try {
       // an existing link (the link of a member, or one closing after a leave) swaps again, as a join's
