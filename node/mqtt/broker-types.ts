@@ -57,18 +57,3 @@ export interface BrokerComponents {
   persistence: StorePersistence
   routeEvents?: RouteEvents
 }
-
-/** CONNECT properties allowed by MQTT 5 §3.1.2.11 (mqtt-packet accepts any property anywhere). */
-const CONNECT_PROPERTIES = new Set(['sessionExpiryInterval', 'receiveMaximum', 'maximumPacketSize', 'topicAliasMaximum',
-  'requestResponseInformation', 'requestProblemInformation', 'userProperties', 'authenticationMethod', 'authenticationData'])
-
-/** Why a v5 CONNECT's properties are a Protocol Error, or null. */
-export function connectPropertiesError (properties: Record<string, unknown> | undefined): string | null {
-  if (properties === undefined) return null
-  for (const [name, value] of Object.entries(properties)) {
-    if (!CONNECT_PROPERTIES.has(name)) return `property ${name} is not allowed in CONNECT`
-    // mqtt-packet turns a repeated property into an array; only user properties may repeat
-    if (name !== 'userProperties' && Array.isArray(value)) return `property ${name} appears more than once`
-  }
-  return null
-}

@@ -1,6 +1,6 @@
 import { Aedes } from 'aedes'
 import type { Duplex } from 'node:stream'
-import { connectPropertiesError, type ConnectionOrigin, type AuthInfo, type Authenticator, type AccessClient, type AccessControl, type BannedList, type BrokerComponents } from './broker-types.js'
+import { type ConnectionOrigin, type AuthInfo, type Authenticator, type AccessClient, type AccessControl, type BannedList, type BrokerComponents } from './broker-types.js'
 import { QOS_RECEIVED_METRIC } from '../metrics.js'
 import { MessageRouter } from './router.js'
 import { Wire, type WireLimits } from './wire.js'
@@ -261,12 +261,6 @@ export class Broker {
       connectedAt: 0
     }
     client[clientState] = state
-    const problem = v5 ? connectPropertiesError(packet.properties) : null
-    if (problem !== null && wire) {
-      // answered in authenticate with CONNACK 0x82 (Protocol Error), patched on the wire
-      state.connectError = problem
-      wire.connackCode = 0x82
-    }
     if (wire) installFastDeliver(client, wire, (p, reason) => this.dropped(p, reason))
     // the client's Receive Maximum on what we send it [MQTT-3.3.4-9]; 65535 (the default) needs no window
     const receiveMaximum = v5 ? packet.properties?.receiveMaximum : undefined
@@ -282,8 +276,6 @@ export class Broker {
 
   private async authenticate (client: any, username: string | undefined, password: Buffer | undefined,
     cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): Promise<void> {
-    const connectProblem = stateOf(client)?.connectError
-    if (connectProblem) return cb(connectError(5, connectProblem))
     // [MQTT-3.1.3-6], [MQTT-3.1.3-7]: aedes names a client without an id `aedes_<uuid>` (42
     // characters); ours fits any mqtt.max_clientid_len and goes back in CONNACK (v5)
     if (client._assignedClientId !== undefined) client.id = client._assignedClientId = assignClientId()

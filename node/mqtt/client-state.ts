@@ -28,8 +28,6 @@ export interface ClientState {
   connProps: Record<string, unknown>
   /** ms since epoch, set when CONNACK 0 went out. */
   connectedAt: number
-  /** A protocol error found in CONNECT (answered with CONNACK 0x82), if any. */
-  connectError?: string
 }
 
 /** Where a client's {@link ClientState} lives on the aedes client object. */
