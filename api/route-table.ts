@@ -1,10 +1,24 @@
+/**
+ * The route table of `/api/v3/`: one declarative entry per endpoint drives the handlers, the
+ * index, the OpenAPI document and body validation. A handler gets the request and the
+ * components it may use ({@link ApiRequest}), never the whole node: the API part
+ * (api/plugin.ts) builds those once per node when it starts the server.
+ */
 import type { StarlingNode } from '../node/node.js'
 import type { ClusterList, FailedNode } from '../node/rpc.js'
+import type { RuleOpsComponents } from '../rules/rule-ops.js'
 
 /** A JSON schema (the subset Ajv and OpenAPI 3 share). */
 export type JsonSchema = Record<string, unknown>
 
-/** What a handler gets: the parsed request and the node it runs on. */
+/**
+ * What the handlers use of the node they run on: its name, its settings (topic checks), its
+ * RPC (every per-node and cluster-wide operation) and its services (the API applications).
+ * Anything else a handler needs is an operation on the RPC, not a field of the node.
+ */
+export type ApiNode = Pick<StarlingNode, 'name' | 'config' | 'rpc' | 'services'>
+
+/** What a handler gets: the parsed request and the components it may use. */
 export interface ApiRequest {
   /** Path parameters (`:clientid` ...), URL-decoded. */
   params: Record<string, string>
@@ -12,7 +26,9 @@ export interface ApiRequest {
   query: Record<string, string | undefined>
   /** The JSON body, validated against the route's `body` schema. */
   body: any
-  node: StarlingNode
+  node: ApiNode
+  /** The node's rule engine with its RPC and name: what rules/rule-ops.ts and schemas/schema-ops.ts take. */
+  rules: RuleOpsComponents
   /** The API application that made the request (its HTTP Basic user name). */
   appId: string
 }

@@ -5,11 +5,11 @@ import type { AddressInfo, Socket } from 'node:net'
 import express, { type NextFunction, type Request, type Response } from 'express'
 import passport from 'passport'
 import { BasicStrategy } from 'passport-http'
-import type { StarlingNode } from '../node/node.js'
-import type { AppsService } from '../node/apps/apps.js'
+import type { Logger } from '../node/logger.js'
+import type { RuleOpsComponents } from '../rules/rule-ops.js'
 import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, toApiError, type ApiError } from '../node/errors.js'
 import { ListenError } from '../node/listen-error.js'
-import { fullPath, type ApiResult, type RouteDef } from './route-table.js'
+import { fullPath, type ApiNode, type ApiResult, type RouteDef } from './route-table.js'
 import { bodyValidator } from './validate.js'
 import { openApiDocument } from './openapi.js'
 
@@ -27,13 +27,24 @@ export interface ApiServer {
   stop: () => Promise<void>
 }
 
+/** What the API server uses; the handlers get `node` and `rules` (`ApiRequest` in route-table.ts). */
+export interface ApiServerComponents {
+  /** The handlers' node; its `config` gives the listeners (`management.listener.*`), its `services.apps` the HTTP Basic users. */
+  readonly node: ApiNode
+  /** The node's rule engine, for the rule and schema handlers. */
+  readonly rules: RuleOpsComponents
+  readonly logger: Logger
+}
+
 /**
  * Builds the Express application of `/api/v3/`: HTTP Basic authentication against the API
  * applications, JSON bodies (109 when not JSON, 413 above {@link MAX_BODY_BYTES}), one
  * Express route per {@link RouteDef}, the index and the OpenAPI document from the same
  * table, the success envelope ({@link envelope}) and the `{code, message}` error envelope.
  */
-export function createApiApp (node: StarlingNode, routes: RouteDef[], apps: AppsService): express.Express {
+export function createApiApp (components: ApiServerComponents, routes: RouteDef[]): express.Express {
+  const { node, rules, logger } = components
+  const apps = node.services.apps
   const app = express()
   app.disable('x-powered-by')
   const auth = new passport.Passport()
@@ -70,6 +81,7 @@ export function createApiApp (node: StarlingNode, routes: RouteDef[], apps: Apps
           query: req.query as Record<string, string | undefined>,
           body,
           node,
+          rules,
           appId: res.locals.appId
         })
         res.json(envelope(result))
@@ -87,7 +99,7 @@ export function createApiApp (node: StarlingNode, routes: RouteDef[], apps: Apps
       return answerError(res, new BodyTooLargeError(MAX_BODY_BYTES))
     }
     const e = toApiError(err)
-    if (e.status >= 500) node.logger.warn({ err }, 'management API error')
+    if (e.status >= 500) logger.warn({ err }, 'management API error')
     answerError(res, e)
   })
   return app
@@ -125,8 +137,9 @@ function parseBody (req: Request, route: RouteDef): unknown {
 }
 
 /** Starts the API on `management.listener.http` (and `management.listener.https` when set). */
-export async function startApiServer (node: StarlingNode, routes: RouteDef[], apps: AppsService): Promise<ApiServer> {
-  const app = createApiApp(node, routes, apps)
+export async function startApiServer (components: ApiServerComponents, routes: RouteDef[]): Promise<ApiServer> {
+  const { node, logger } = components
+  const app = createApiApp(components, routes)
   const cfg = node.config as Record<string, any>
   const address = cfg['management.listener.http']
   const https_ = cfg['management.listener.https']
@@ -157,14 +170,14 @@ export async function startApiServer (node: StarlingNode, routes: RouteDef[], ap
     if (https_ !== null && https_ !== undefined) {
       const tlsServer = https.createServer({ key: readFileSync(cfg['management.listener.https.keyfile']), cert: readFileSync(cfg['management.listener.https.certfile']) }, app)
       const httpsPort = await listen(tlsServer, https_.host, https_.port)
-      node.logger.info({ port: httpsPort }, 'management API (HTTPS) started')
+      logger.info({ port: httpsPort }, 'management API (HTTPS) started')
     }
   } catch (err: any) {
     for (const s of servers) s.close()
     const key = servers.length === 0 ? 'management.listener.http' : 'management.listener.https'
     throw new ListenError(key, servers.length === 0 ? address.text : https_.text, err)
   }
-  node.logger.info({ protocol: 'http:management', host: address.host, port }, 'listener started')
+  logger.info({ protocol: 'http:management', host: address.host, port }, 'listener started')
   return {
     port,
     protocol: 'http:management',

@@ -3,7 +3,6 @@ import { loadConfig, configFile, resolvePath, ConfigError } from '../node/config
 import { createLogger } from '../node/logger.js'
 import { startStarling } from './assemble.js'
 import { VERSION, packageRoot } from '../node/version.js'
-import { managementApi } from '../api/plugin.js'
 
 /**
  * `starling [--config <file>]`: runs one node in the foreground until SIGTERM or SIGINT,
@@ -60,7 +59,7 @@ export async function main (argv: string[]): Promise<void> {
     console.log(`Start ${info.protocol} listener on ${info.listen_on} successfully.`)
   }
   console.log(`Start cluster listener on ${node.cluster.mesh.listenOn} successfully.`)
-  const api = managementApi(node)
+  const api = node.api.server
   if (api !== undefined) console.log(`Start http:management listener on ${api.listenOn} successfully.`)
   console.log(`Starling ${VERSION} (${node.name}) is running now!`)
   // the log file is written asynchronously: wait until its lines are out (at most 2 s, a

@@ -5,6 +5,10 @@
  *
  * Rules and resources can be managed whether or not `svc_rule_engine` is loaded (they are
  * stored data); rules run only while it is loaded (`start()` / `stop()`).
+ *
+ * One engine per node, created by the node's rules part (rules/part.ts) when the composition
+ * root (bin/assemble.ts) registers the parts' operations, and held by that part: there is no
+ * look-up from a node to its engine. It gets only the components it uses.
  */
 import type { StarlingNode } from '../node/node.js'
 import { createActionRegistry, type ActionRegistry } from './registry.js'
@@ -53,18 +57,25 @@ export function createBuiltInRegistry (): ActionRegistry {
   return registry
 }
 
-/** Creates the engine of `node`: loads and compiles the stored rules; nothing runs yet. */
-export function createRuleEngine (node: StarlingNode): RuleEngine {
-  const logger = node.logger.child({ component: 'rules' })
+/**
+ * What the engine uses of its node: the name (counters, schema functions), the logger, the
+ * cluster-wide tables (rules, resources, schemas), and for the runtime the hooks bus and the
+ * MQTT core (republish).
+ */
+export type RuleEngineComponents = Pick<StarlingNode, 'name' | 'logger' | 'shared' | 'hooks' | 'broker'>
+
+/** Creates the engine of a node: loads and compiles the stored rules; nothing runs yet. */
+export function createRuleEngine (components: RuleEngineComponents): RuleEngine {
+  const logger = components.logger.child({ component: 'rules' })
   const registry = createBuiltInRegistry()
   const metrics = new EngineMetrics()
   const marks = new RepublishMarks()
   const queue = new SerialQueue()
   // before any rule compiles: it installs schema_encode/schema_decode, which compiled rules keep
-  const schemas = createNodeSchemaRegistry(node, { usedBy: (name) => rules.usingSchema(name).map(r => r.id), resource: (id) => resources.find(id) })
+  const schemas = createNodeSchemaRegistry(components, { usedBy: (name) => rules.usingSchema(name).map(r => r.id), resource: (id) => resources.find(id) })
   // the services refer to each other through closures, called only after all three exist
   const rules: RuleService = new RuleService({
-    table: node.shared.table<Rule>(RULES_TABLE), // cluster-wide: other nodes' changes arrive here
+    table: components.shared.table<Rule>(RULES_TABLE), // cluster-wide: other nodes' changes arrive here
     registry,
     logger,
     queue,
@@ -75,8 +86,8 @@ export function createRuleEngine (node: StarlingNode): RuleEngine {
       runtime.load(all)
     }
   })
-  const resources = new ResourceService({ table: node.shared.table<Resource>(RESOURCES_TABLE), logger, registry, queue, usedBy: (id) => rules.usingResource(id) })
-  const runtime = new RuleRuntime({ node, logger, registry, metrics, marks, resource: (id) => resources.find(id) })
+  const resources = new ResourceService({ table: components.shared.table<Resource>(RESOURCES_TABLE), logger, registry, queue, usedBy: (id) => rules.usingResource(id) })
+  const runtime = new RuleRuntime({ node: components, logger, registry, metrics, marks, resource: (id) => resources.find(id) })
   runtime.load(rules.all())
   return {
     registry,
@@ -98,20 +109,11 @@ export function createRuleEngine (node: StarlingNode): RuleEngine {
     },
     ruleMetrics (id) {
       const c = metrics.findRule(id)
-      return { node: node.name, matched: c?.matched ?? 0, speed: c?.speed ?? 0, speed_max: c?.speedMax ?? 0, speed_last5m: c?.last5m() ?? 0, failed: c?.failed ?? 0 }
+      return { node: components.name, matched: c?.matched ?? 0, speed: c?.speed ?? 0, speed_max: c?.speedMax ?? 0, speed_last5m: c?.last5m() ?? 0, failed: c?.failed ?? 0 }
     },
     actionMetrics (id) {
       const c = metrics.findAction(id)
-      return { node: node.name, taken: c?.taken ?? 0, success: c?.success ?? 0, failed: c?.failed ?? 0 }
+      return { node: components.name, taken: c?.taken ?? 0, success: c?.success ?? 0, failed: c?.failed ?? 0 }
     }
   }
-}
-
-const engines = new WeakMap<StarlingNode, RuleEngine>()
-
-/** The rule engine of `node`, created (and its stored rules loaded) on first use. */
-export function ruleEngineOf (node: StarlingNode): RuleEngine {
-  let engine = engines.get(node)
-  if (engine === undefined) engines.set(node, engine = createRuleEngine(node))
-  return engine
 }

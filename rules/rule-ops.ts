@@ -3,12 +3,16 @@
  * `/api/v3/rules|actions|resource_types|resources` handlers and the `rules`, `rule-actions`,
  * `resources` and `resource-types` commands. Rules and resources are cluster-wide data;
  * counters (`metrics`) and resource health (`status`) are per node, asked of every running
- * node through `node.rpc`: `rules.metrics` and `resources.status`. Registered on the node by
- * the composition root (bin/assemble.ts), beside the rule engine it serves.
+ * node through the node's RPC: `rules.metrics` and `resources.status`.
+ *
+ * Every function is given the components it uses ({@link RuleOpsComponents}: the node's
+ * engine, its RPC, its name), never the node. The node's rules part (rules/part.ts) creates
+ * the engine and calls {@link registerRuleOperations}; the API part hands the same
+ * components to its handlers.
  */
-import type { StarlingNode } from '../node/node.js'
 import { ApiError, CODES } from '../node/errors.js'
-import { ruleEngineOf } from './engine.js'
+import type { NodeRpc } from '../node/rpc.js'
+import type { RuleEngine } from './engine.js'
 import { actionInfo, resourceTypeInfo, type ActionInfo, type ResourceTypeInfo } from './registry.js'
 import { compileRuleSql, type RuleInput, type RulePatch } from './rule-service.js'
 import type { ResourceInput, ResourceStatus } from './resource-service.js'
@@ -16,10 +20,34 @@ import { resourceView, ruleView, type NodeRuleMetrics, type ResourceView, type R
 import { testSql } from './sql/index.js'
 import { SqlError } from './sql/errors.js'
 import { DeferredResult } from './funcs/errors.js'
-import type { ControlHandlers } from '../node/control/index.js'
+import type { ControlHandlers, ControlServer } from '../node/control/index.js'
 import type { Rule } from './types.js'
 
 export type { RuleInput, RulePatch, ResourceInput }
+
+/**
+ * What the rule operations use; each function takes the part of it that it reads. The same
+ * object serves the schema operations (rules/schemas/schema-ops.ts).
+ */
+export interface RuleOpsComponents {
+  /** The node's rule engine: registry, rules, resources, counters, schemas. */
+  readonly engine: RuleEngine
+  /** Asks every running node for its counters (`rules.metrics`) and resource health (`resources.status`). */
+  readonly rpc: Pick<NodeRpc, 'callAll'>
+  /** This node's name: the `node` column of the SQL tester, the `node` of this node's counters. */
+  readonly name: string
+}
+
+/** What {@link registerRuleOperations} uses beside the operations' components. */
+export interface RuleOperationsComponents extends RuleOpsComponents {
+  /** Where `rules.metrics` and `resources.status` are registered, and from where the counters are asked. */
+  readonly rpc: Pick<NodeRpc, 'callAll' | 'register'>
+  /** The control socket the rule-engine commands join. */
+  readonly control: Pick<ControlServer, 'register'>
+}
+
+type Engine = Pick<RuleOpsComponents, 'engine'>
+type EngineAndRpc = Pick<RuleOpsComponents, 'engine' | 'rpc'>
 
 /** What `POST /rules?test=true` takes: the SQL and the event's columns to try it on. */
 export interface SqlTestInput {
@@ -28,39 +56,39 @@ export interface SqlTestInput {
 }
 
 /** The counters of every node that answers (a node that fails is left out). */
-async function metricsOfNodes (node: StarlingNode): Promise<NodeRuleMetrics[]> {
-  const answers = await node.rpc.callAll<NodeRuleMetrics>('rules.metrics')
+async function metricsOfNodes (rpc: RuleOpsComponents['rpc']): Promise<NodeRuleMetrics[]> {
+  const answers = await rpc.callAll<NodeRuleMetrics>('rules.metrics')
   return answers.flatMap(a => a.ok ? [a.result] : [])
 }
 
-async function view (node: StarlingNode, rule: Rule): Promise<RuleView> {
-  return ruleView(rule, await metricsOfNodes(node))
+async function view (rpc: RuleOpsComponents['rpc'], rule: Rule): Promise<RuleView> {
+  return ruleView(rule, await metricsOfNodes(rpc))
 }
 
 /** `GET /rules`, `rules list`: every rule with its counters per node. */
-export async function listRules (node: StarlingNode): Promise<RuleView[]> {
-  const metrics = await metricsOfNodes(node)
-  return ruleEngineOf(node).rules.list().map(r => ruleView(r, metrics))
+export async function listRules ({ engine, rpc }: EngineAndRpc): Promise<RuleView[]> {
+  const metrics = await metricsOfNodes(rpc)
+  return engine.rules.list().map(r => ruleView(r, metrics))
 }
 
 /** `GET /rules/:id`, `rules show`: 404 when unknown. */
-export async function showRule (node: StarlingNode, id: string): Promise<RuleView> {
-  return await view(node, ruleEngineOf(node).rules.get(id))
+export async function showRule ({ engine, rpc }: EngineAndRpc, id: string): Promise<RuleView> {
+  return await view(rpc, engine.rules.get(id))
 }
 
 /** `POST /rules`, `rules create`: checks everything first; nothing is stored on an error. */
-export async function createRule (node: StarlingNode, input: RuleInput): Promise<RuleView> {
-  return await view(node, await ruleEngineOf(node).rules.create(input))
+export async function createRule ({ engine, rpc }: EngineAndRpc, input: RuleInput): Promise<RuleView> {
+  return await view(rpc, await engine.rules.create(input))
 }
 
 /** `PUT /rules/:id`, `rules update`: changes rawsql, actions, description and/or enabled. */
-export async function updateRule (node: StarlingNode, id: string, patch: RulePatch): Promise<RuleView> {
-  return await view(node, await ruleEngineOf(node).rules.update(id, patch))
+export async function updateRule ({ engine, rpc }: EngineAndRpc, id: string, patch: RulePatch): Promise<RuleView> {
+  return await view(rpc, await engine.rules.update(id, patch))
 }
 
 /** `DELETE /rules/:id`, `rules delete`: 404 when unknown. */
-export async function deleteRule (node: StarlingNode, id: string): Promise<void> {
-  await ruleEngineOf(node).rules.delete(id)
+export async function deleteRule ({ engine }: Engine, id: string): Promise<void> {
+  await engine.rules.delete(id)
 }
 
 /** How many times the tester waits for functions that fetch their answer (3rd-party codecs). */
@@ -72,12 +100,12 @@ const MAX_TEST_WAITS = 4
  * created. No match: code 404 `SQL Not Match` (EMQ X 4's answer), HTTP 404; an SQL that does
  * not compile or fails on `ctx`: code 102, HTTP 400, with the reason.
  */
-export async function testRuleSql (node: StarlingNode, input: SqlTestInput): Promise<unknown> {
+export async function testRuleSql ({ name }: Pick<RuleOpsComponents, 'name'>, input: SqlTestInput): Promise<unknown> {
   compileRuleSql(input.rawsql)
   let result: ReturnType<typeof testSql> | undefined
   for (let waited = 0; result === undefined; waited++) {
     try {
-      result = testSql({ rawsql: input.rawsql, ctx: input.ctx ?? {} }, { node: node.name })
+      result = testSql({ rawsql: input.rawsql, ctx: input.ctx ?? {} }, { node: name })
     } catch (err) {
       // a 3rd-party codec is fetching its answer: test again once it is in
       if (err instanceof DeferredResult && waited < MAX_TEST_WAITS) { await err.ready.catch(() => {}); continue }
@@ -91,65 +119,62 @@ export async function testRuleSql (node: StarlingNode, input: SqlTestInput): Pro
 }
 
 /** `GET /actions?for=`, `rule-actions list [-k]`: actions that can serve `hook` (all without). */
-export function listActions (node: StarlingNode, hook?: string): ActionInfo[] {
-  return ruleEngineOf(node).registry.actions(hook).map(actionInfo)
+export function listActions ({ engine }: Engine, hook?: string): ActionInfo[] {
+  return engine.registry.actions(hook).map(actionInfo)
 }
 
 /** `GET /actions/:name`, `rule-actions show`: either naming style; 404 when unknown. */
-export function showAction (node: StarlingNode, name: string): ActionInfo {
-  return actionInfo(ruleEngineOf(node).registry.action(name))
+export function showAction ({ engine }: Engine, name: string): ActionInfo {
+  return actionInfo(engine.registry.action(name))
 }
 
 /** `GET /resource_types`, `resource-types list`. */
-export function listResourceTypes (node: StarlingNode): ResourceTypeInfo[] {
-  return ruleEngineOf(node).registry.resourceTypes().map(resourceTypeInfo)
+export function listResourceTypes ({ engine }: Engine): ResourceTypeInfo[] {
+  return engine.registry.resourceTypes().map(resourceTypeInfo)
 }
 
 /** `GET /resource_types/:type`, `resource-types show`: 404 when unknown. */
-export function showResourceType (node: StarlingNode, type: string): ResourceTypeInfo {
-  return resourceTypeInfo(ruleEngineOf(node).registry.resourceType(type))
+export function showResourceType ({ engine }: Engine, type: string): ResourceTypeInfo {
+  return resourceTypeInfo(engine.registry.resourceType(type))
 }
 
 /** `GET /resource_types/:type/resources`: 404 for an unknown type. */
-export function resourcesOfType (node: StarlingNode, type: string): ResourceView[] {
-  const engine = ruleEngineOf(node)
+export function resourcesOfType ({ engine }: Engine, type: string): ResourceView[] {
   engine.registry.resourceType(type)
   return engine.resources.list(type).map(r => resourceView(r))
 }
 
 /** `GET /resource_types/:type/actions`: 404 for an unknown type. */
-export function actionsOfType (node: StarlingNode, type: string): ActionInfo[] {
-  const engine = ruleEngineOf(node)
+export function actionsOfType ({ engine }: Engine, type: string): ActionInfo[] {
   engine.registry.resourceType(type)
   return engine.registry.actionsOfType(type).map(actionInfo)
 }
 
 /** `POST /resources`, `resources create`: config checked against the type; nothing stored on an error. */
-export async function createResource (node: StarlingNode, input: ResourceInput): Promise<ResourceView> {
-  return resourceView(await ruleEngineOf(node).resources.create(input))
+export async function createResource ({ engine }: Engine, input: ResourceInput): Promise<ResourceView> {
+  return resourceView(await engine.resources.create(input))
 }
 
 /** `GET /resources`, `resources list [-t]`. */
-export function listResources (node: StarlingNode, type?: string): ResourceView[] {
-  return ruleEngineOf(node).resources.list(type).map(r => resourceView(r))
+export function listResources ({ engine }: Engine, type?: string): ResourceView[] {
+  return engine.resources.list(type).map(r => resourceView(r))
 }
 
 /** `GET /resources/:id`, `resources show`: with `status` (health checked now) per node. */
-export async function showResource (node: StarlingNode, id: string): Promise<ResourceView> {
-  const resource = ruleEngineOf(node).resources.get(id)
-  const answers = await node.rpc.callAll<ResourceStatus>('resources.status', { id })
+export async function showResource ({ engine, rpc }: EngineAndRpc, id: string): Promise<ResourceView> {
+  const resource = engine.resources.get(id)
+  const answers = await rpc.callAll<ResourceStatus>('resources.status', { id })
   return resourceView(resource, answers.map(a => ({ node: a.node, is_alive: a.ok && a.result.is_alive })))
 }
 
 /** `DELETE /resources/:id`, `resources delete`: 404 when unknown, refused while a rule uses it. */
-export async function deleteResource (node: StarlingNode, id: string): Promise<void> {
-  await ruleEngineOf(node).resources.delete(id)
+export async function deleteResource ({ engine }: Engine, id: string): Promise<void> {
+  await engine.resources.delete(id)
 }
 
 /** This node's counters of every rule and action instance. */
-function nodeMetrics (node: StarlingNode): NodeRuleMetrics {
-  const engine = ruleEngineOf(node)
-  const out: NodeRuleMetrics = { node: node.name, rules: {}, actions: {} }
+function nodeMetrics ({ engine, name }: Pick<RuleOpsComponents, 'engine' | 'name'>): NodeRuleMetrics {
+  const out: NodeRuleMetrics = { node: name, rules: {}, actions: {} }
   for (const rule of engine.rules.list()) {
     out.rules[rule.id] = engine.ruleMetrics(rule.id)
     for (const a of rule.actions) out.actions[a.id] = engine.actionMetrics(a.id)
@@ -157,11 +182,12 @@ function nodeMetrics (node: StarlingNode): NodeRuleMetrics {
   return out
 }
 
-/** Registers `rules.metrics` and `resources.status`, and the rule-engine CLI handlers. */
-export function registerRuleOperations (node: StarlingNode): void {
-  node.rpc.register('rules.metrics', (n) => nodeMetrics(n))
-  node.rpc.register('resources.status', async (n, args: { id: string }) => await ruleEngineOf(n).resources.status(args.id))
-  for (const [name, handler] of Object.entries(ruleControlHandlers(node))) node.control.register(name, handler)
+/** Registers `rules.metrics` and `resources.status` on the node's RPC, and the rule-engine CLI handlers. */
+export function registerRuleOperations (components: RuleOperationsComponents): void {
+  const { engine, rpc, control } = components
+  rpc.register('rules.metrics', () => nodeMetrics(components))
+  rpc.register('resources.status', async (args: { id: string }) => await engine.resources.status(args.id))
+  for (const [name, handler] of Object.entries(ruleControlHandlers(components))) control.register(name, handler)
 }
 
 /** A JSON argument of a command (109 when it is not JSON). */
@@ -184,36 +210,36 @@ function boolArg (text: string | boolean | undefined, what: string): boolean | u
 const textArg = (value: string | boolean | undefined): string | undefined => typeof value === 'string' ? value : undefined
 
 /** The node side of rules/ctl.ts, by command name. */
-function ruleControlHandlers (node: StarlingNode): ControlHandlers {
+function ruleControlHandlers (ops: RuleOpsComponents): ControlHandlers {
   return {
-    'rules list': async () => await listRules(node),
-    'rules show': async ({ args }) => await showRule(node, args[0]),
-    'rules create': async ({ args, options }) => await createRule(node, {
+    'rules list': async () => await listRules(ops),
+    'rules show': async ({ args }) => await showRule(ops, args[0]),
+    'rules create': async ({ args, options }) => await createRule(ops, {
       rawsql: args[0],
       actions: jsonArg(args[1], 'actions'),
       description: textArg(options.descr),
       name: textArg(options.name),
       enabled: boolArg(options.enabled, '--enabled')
     }),
-    'rules update': async ({ args, options }) => await updateRule(node, args[0], {
+    'rules update': async ({ args, options }) => await updateRule(ops, args[0], {
       rawsql: textArg(options.sql),
       actions: jsonArg(options.actions, '--actions'),
       enabled: boolArg(options.enabled, '--enabled'),
       description: textArg(options.descr)
     }),
-    'rules delete': async ({ args }) => { await deleteRule(node, args[0]); return 'ok' },
-    'rule-actions list': ({ options }) => listActions(node, textArg(options.eventtype)),
-    'rule-actions show': ({ args }) => showAction(node, args[0]),
-    'resources create': async ({ args, options }) => await createResource(node, {
+    'rules delete': async ({ args }) => { await deleteRule(ops, args[0]); return 'ok' },
+    'rule-actions list': ({ options }) => listActions(ops, textArg(options.eventtype)),
+    'rule-actions show': ({ args }) => showAction(ops, args[0]),
+    'resources create': async ({ args, options }) => await createResource(ops, {
       type: args[0],
       config: jsonArg(options.resourceConfig, '-c') ?? {},
       description: textArg(options.descr),
       name: textArg(options.name)
     }),
-    'resources list': ({ options }) => listResources(node, textArg(options.type)),
-    'resources show': async ({ args }) => await showResource(node, args[0]),
-    'resources delete': async ({ args }) => { await deleteResource(node, args[0]); return 'ok' },
-    'resource-types list': () => listResourceTypes(node),
-    'resource-types show': ({ args }) => showResourceType(node, args[0])
+    'resources list': ({ options }) => listResources(ops, textArg(options.type)),
+    'resources show': async ({ args }) => await showResource(ops, args[0]),
+    'resources delete': async ({ args }) => { await deleteResource(ops, args[0]); return 'ok' },
+    'resource-types list': () => listResourceTypes(ops),
+    'resource-types show': ({ args }) => showResourceType(ops, args[0])
   }
 }

@@ -92,9 +92,12 @@ const LOG_EVERY_MS = 10_000
 /** How many times one evaluation may wait for a function's answer (see {@link RuleRuntime.defer}). */
 const MAX_DEFERRALS = 4
 
+/** What the runtime uses of its node: the hooks bus it listens on, the MQTT core it republishes through. */
+export type RuleRuntimeComponents = Pick<StarlingNode, 'hooks' | 'broker'>
+
 /** What the runtime needs. */
 export interface RuntimeInit {
-  node: StarlingNode
+  node: RuleRuntimeComponents
   logger: Logger
   registry: ActionRegistry
   metrics: EngineMetrics
@@ -287,7 +290,7 @@ export class RuleRuntime {
   }
 
   private runAction (job: Job, action: BoundAction): void {
-    const { node, logger } = this.init
+    const { logger } = this.init
     action.counters.taken++
     const fail = (err: unknown): void => {
       action.counters.failed++
@@ -297,7 +300,6 @@ export class RuleRuntime {
       }
     }
     const ctx: ActionContext = {
-      node,
       logger,
       ruleId: job.rule.id,
       actionId: action.id,

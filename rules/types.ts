@@ -3,7 +3,6 @@
  * resource types are defined by code ({@link ActionDefinition}, {@link ResourceTypeDefinition});
  * rules and resources are created through the API or the CLI and kept in the node's store.
  */
-import type { StarlingNode } from '../node/node.js'
 import type { Logger } from '../node/logger.js'
 
 /** The JSON type of a parameter (EMQ X 4's `type` of an action's or resource type's param). */
@@ -35,9 +34,12 @@ export type ParamSpecs = Record<string, ParamSpec>
 /** What an action's `for` says it can be bound to: a hook name, `$any` or `$events`. */
 export type ActionFor = string
 
-/** What an action run gets beside the selected data. */
+/**
+ * What an action run gets beside the selected data. It carries no node: an action reaches
+ * the broker through `publish` and a backend through its `resource` (the node's name is the
+ * event's `node` column in `env`).
+ */
 export interface ActionContext {
-  node: StarlingNode
   logger: Logger
   /** The rule running the action. */
   ruleId: string

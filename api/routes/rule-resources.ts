@@ -28,42 +28,42 @@ export const RULE_ENGINE_ROUTES: RouteDef[] = defineRoutes([
     method: 'GET',
     path: '/actions',
     descr: 'List actions (?for=<event>: those that can serve the event)',
-    handler: (req) => ({ data: listActions(req.node, req.query.for) })
+    handler: (req) => ({ data: listActions(req.rules, req.query.for) })
   },
   {
     name: 'show_action',
     method: 'GET',
     path: '/actions/:name',
     descr: 'Show an action',
-    handler: (req) => ({ data: showAction(req.node, req.params.name) })
+    handler: (req) => ({ data: showAction(req.rules, req.params.name) })
   },
   {
     name: 'list_resource_types',
     method: 'GET',
     path: '/resource_types',
     descr: 'List resource types',
-    handler: (req) => ({ data: listResourceTypes(req.node) })
+    handler: (req) => ({ data: listResourceTypes(req.rules) })
   },
   {
     name: 'show_resource_type',
     method: 'GET',
     path: '/resource_types/:type',
     descr: 'Show a resource type',
-    handler: (req) => ({ data: showResourceType(req.node, req.params.type) })
+    handler: (req) => ({ data: showResourceType(req.rules, req.params.type) })
   },
   {
     name: 'list_resources_by_type',
     method: 'GET',
     path: '/resource_types/:type/resources',
     descr: 'List the resources of a resource type',
-    handler: (req) => ({ data: resourcesOfType(req.node, req.params.type) })
+    handler: (req) => ({ data: resourcesOfType(req.rules, req.params.type) })
   },
   {
     name: 'list_actions_by_type',
     method: 'GET',
     path: '/resource_types/:type/actions',
     descr: 'List the actions of a resource type',
-    handler: (req) => ({ data: actionsOfType(req.node, req.params.type) })
+    handler: (req) => ({ data: actionsOfType(req.rules, req.params.type) })
   },
   {
     name: 'create_resource',
@@ -73,7 +73,7 @@ export const RULE_ENGINE_ROUTES: RouteDef[] = defineRoutes([
     body: RESOURCE_BODY,
     handler: async (req) => {
       const { name, type, config, description } = req.body as ResourceInput
-      return { data: await createResource(req.node, { name, type, config, description }) }
+      return { data: await createResource(req.rules, { name, type, config, description }) }
     }
   },
   {
@@ -81,20 +81,20 @@ export const RULE_ENGINE_ROUTES: RouteDef[] = defineRoutes([
     method: 'GET',
     path: '/resources',
     descr: 'List resources',
-    handler: (req) => ({ data: listResources(req.node, req.query.type) })
+    handler: (req) => ({ data: listResources(req.rules, req.query.type) })
   },
   {
     name: 'show_resource',
     method: 'GET',
     path: '/resources/:id',
     descr: 'Show a resource with its status on every node',
-    handler: async (req) => ({ data: await showResource(req.node, req.params.id) })
+    handler: async (req) => ({ data: await showResource(req.rules, req.params.id) })
   },
   {
     name: 'delete_resource',
     method: 'DELETE',
     path: '/resources/:id',
     descr: 'Delete a resource no rule uses',
-    handler: async (req) => { await deleteResource(req.node, req.params.id); return undefined }
+    handler: async (req) => { await deleteResource(req.rules, req.params.id); return undefined }
   }
 ])

@@ -55,10 +55,10 @@ export const RULE_ROUTES: RouteDef[] = defineRoutes([
     descr: 'Create a rule (with ?test=true: test its SQL on {rawsql, ctx} without creating anything)',
     body: CREATE_BODY,
     handler: async (req) => {
-      if (req.query.test === 'true') return { data: await testRuleSql(req.node, { rawsql: req.body.rawsql, ctx: req.body.ctx }) }
+      if (req.query.test === 'true') return { data: await testRuleSql(req.rules, { rawsql: req.body.rawsql, ctx: req.body.ctx }) }
       if (req.body.actions === undefined) throw new ApiError(CODES.MISSING_PARAMETER, 'missing parameter actions (an array of {name, params}, may be empty)')
       const { name, for: hook, rawsql, actions, description, enabled } = req.body as RuleInput
-      return { data: await createRule(req.node, { name, for: hook, rawsql, actions, description, enabled }) }
+      return { data: await createRule(req.rules, { name, for: hook, rawsql, actions, description, enabled }) }
     }
   },
   {
@@ -66,14 +66,14 @@ export const RULE_ROUTES: RouteDef[] = defineRoutes([
     method: 'GET',
     path: '/rules',
     descr: 'List all rules with their metrics',
-    handler: async (req) => ({ data: await listRules(req.node) })
+    handler: async (req) => ({ data: await listRules(req.rules) })
   },
   {
     name: 'show_rule',
     method: 'GET',
     path: '/rules/:id',
     descr: 'Show a rule',
-    handler: async (req) => ({ data: await showRule(req.node, req.params.id) })
+    handler: async (req) => ({ data: await showRule(req.rules, req.params.id) })
   },
   {
     name: 'update_rule',
@@ -83,7 +83,7 @@ export const RULE_ROUTES: RouteDef[] = defineRoutes([
     body: UPDATE_BODY,
     handler: async (req) => {
       const { rawsql, actions, description, enabled } = req.body as RulePatch
-      return { data: await updateRule(req.node, req.params.id, { rawsql, actions, description, enabled }) }
+      return { data: await updateRule(req.rules, req.params.id, { rawsql, actions, description, enabled }) }
     }
   },
   {
@@ -91,7 +91,7 @@ export const RULE_ROUTES: RouteDef[] = defineRoutes([
     method: 'DELETE',
     path: '/rules/:id',
     descr: 'Delete a rule',
-    handler: async (req) => { await deleteRule(req.node, req.params.id); return undefined }
+    handler: async (req) => { await deleteRule(req.rules, req.params.id); return undefined }
   },
   ...RULE_ENGINE_ROUTES
 ])

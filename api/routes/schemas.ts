@@ -39,7 +39,7 @@ export const SCHEMA_ROUTES: RouteDef[] = defineRoutes([
     body: CREATE_BODY,
     handler: async (req) => {
       const { name, parser_type, schema, parser_addr, parser_opts, description } = req.body as SchemaInput
-      return { data: await createSchema(req.node, { name, parser_type, schema, parser_addr, parser_opts, description }) }
+      return { data: await createSchema(req.rules, { name, parser_type, schema, parser_addr, parser_opts, description }) }
     }
   },
   {
@@ -47,20 +47,20 @@ export const SCHEMA_ROUTES: RouteDef[] = defineRoutes([
     method: 'GET',
     path: '/schemas',
     descr: 'List all schemas',
-    handler: (req) => ({ data: listSchemas(req.node) })
+    handler: (req) => ({ data: listSchemas(req.rules) })
   },
   {
     name: 'show_schema',
     method: 'GET',
     path: '/schemas/:name',
     descr: 'Show a schema',
-    handler: (req) => ({ data: showSchema(req.node, req.params.name) })
+    handler: (req) => ({ data: showSchema(req.rules, req.params.name) })
   },
   {
     name: 'delete_schema',
     method: 'DELETE',
     path: '/schemas/:name',
     descr: 'Delete a schema no rule uses',
-    handler: async (req) => { await deleteSchema(req.node, req.params.name); return undefined }
+    handler: async (req) => { await deleteSchema(req.rules, req.params.name); return undefined }
   }
 ])

@@ -4,7 +4,8 @@
  * 3rd-party codec protocol and its reference server. Factories and types only.
  */
 export { SchemaRegistry, type SchemaRegistryInit, type SchemaTable } from './registry.js'
-export { createNodeSchemaRegistry, SCHEMAS_TABLE, type SchemaRegistryDeps } from './service.js'
+export { createNodeSchemaRegistry, SCHEMAS_TABLE, type SchemaRegistryDeps, type SchemaRegistryComponents } from './service.js'
+export type { SchemaOpsComponents, SchemaOperationsComponents } from './schema-ops.js'
 export { installSchemaFunctions, attachRegistry } from './functions.js'
 export { compileAvro } from './avro-codec.js'
 export { compileProtobuf } from './protobuf-codec.js'

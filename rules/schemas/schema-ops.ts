@@ -2,39 +2,53 @@
  * The schema registry's service layer (spec: Endpoints/the service, CLI), shared by the
  * `/api/v3/schemas` handlers and the `schemas list|show|create|delete` commands. Schemas
  * are cluster-wide data (the `schemas` shared table): one created on this node reaches the
- * others, which compile it too. The registry is the rule engine's (rules/engine.ts).
+ * others, which compile it too. The registry is the rule engine's (rules/engine.ts): these
+ * functions are given the engine (its `schemas`), which the node's rules part (rules/part.ts)
+ * creates and holds; {@link registerSchemaOperations} is called by that part.
  */
-import type { StarlingNode } from '../../node/node.js'
 import { ApiError, CODES } from '../../node/errors.js'
-import { ruleEngineOf } from '../engine.js'
+import type { RuleEngine } from '../engine.js'
 import type { Schema, SchemaInput } from './schema.js'
-import type { ControlHandlers } from '../../node/control/index.js'
+import type { ControlServer, ControlHandlers } from '../../node/control/index.js'
 
 export type { Schema, SchemaInput }
 
+/**
+ * What the schema operations use: the rule engine's schema registry. The rule operations'
+ * components (rules/rule-ops.ts) are these too, so the API and the CLI pass one object.
+ */
+export interface SchemaOpsComponents {
+  readonly engine: Pick<RuleEngine, 'schemas'>
+}
+
+/** What {@link registerSchemaOperations} uses: the engine, and the control socket its commands join. */
+export interface SchemaOperationsComponents extends SchemaOpsComponents {
+  readonly control: Pick<ControlServer, 'register'>
+}
+
 /** `GET /schemas`, `schemas list`: every schema, by name. */
-export function listSchemas (node: StarlingNode): Schema[] {
-  return ruleEngineOf(node).schemas.list()
+export function listSchemas ({ engine }: SchemaOpsComponents): Schema[] {
+  return engine.schemas.list()
 }
 
 /** `GET /schemas/:name`, `schemas show`: 404 (code 102) when unknown. */
-export function showSchema (node: StarlingNode, name: string): Schema {
-  return ruleEngineOf(node).schemas.get(name)
+export function showSchema ({ engine }: SchemaOpsComponents, name: string): Schema {
+  return engine.schemas.get(name)
 }
 
 /** `POST /schemas`, `schemas create`: checked, compiled (or its service reached) before it is stored. */
-export async function createSchema (node: StarlingNode, input: SchemaInput): Promise<Schema> {
-  return await ruleEngineOf(node).schemas.create(input)
+export async function createSchema ({ engine }: SchemaOpsComponents, input: SchemaInput): Promise<Schema> {
+  return await engine.schemas.create(input)
 }
 
 /** `DELETE /schemas/:name`, `schemas delete`: 404 when unknown, 102 while a rule uses it. */
-export async function deleteSchema (node: StarlingNode, name: string): Promise<void> {
-  await ruleEngineOf(node).schemas.delete(name)
+export async function deleteSchema ({ engine }: SchemaOpsComponents, name: string): Promise<void> {
+  await engine.schemas.delete(name)
 }
 
-/** Registers the `schemas ...` CLI handlers. */
-export function registerSchemaOperations (node: StarlingNode): void {
-  for (const [name, handler] of Object.entries(schemaControlHandlers(node))) node.control.register(name, handler)
+/** Registers the `schemas ...` CLI handlers (the schema registry has no per-node RPC operation). */
+export function registerSchemaOperations (components: SchemaOperationsComponents): void {
+  for (const [name, handler] of Object.entries(schemaControlHandlers(components))) components.control.register(name, handler)
 }
 
 /** A JSON option of a command (109 when it is not JSON). */
@@ -50,11 +64,11 @@ function jsonArg (text: string | boolean | undefined, what: string): unknown {
 const textArg = (value: string | boolean | undefined): string | undefined => typeof value === 'string' ? value : undefined
 
 /** The node side of rules/schemas/ctl.ts, by command name. */
-function schemaControlHandlers (node: StarlingNode): ControlHandlers {
+function schemaControlHandlers (ops: SchemaOpsComponents): ControlHandlers {
   return {
-    'schemas list': () => listSchemas(node),
-    'schemas show': ({ args }) => showSchema(node, args[0]),
-    'schemas create': async ({ args, options }) => await createSchema(node, {
+    'schemas list': () => listSchemas(ops),
+    'schemas show': ({ args }) => showSchema(ops, args[0]),
+    'schemas create': async ({ args, options }) => await createSchema(ops, {
       name: args[0],
       parser_type: args[1],
       schema: textArg(options.schema),
@@ -62,6 +76,6 @@ function schemaControlHandlers (node: StarlingNode): ControlHandlers {
       parser_opts: jsonArg(options.parserOpts, '--parser-opts'),
       description: textArg(options.descr)
     }),
-    'schemas delete': async ({ args }) => { await deleteSchema(node, args[0]); return 'ok' }
+    'schemas delete': async ({ args }) => { await deleteSchema(ops, args[0]); return 'ok' }
   }
 }

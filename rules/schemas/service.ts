@@ -19,15 +19,18 @@ export interface SchemaRegistryDeps {
   resource: ResourceLookup
 }
 
-/** Creates `node`'s registry (stored schemas compiled) and installs `schema_encode`/`schema_decode`. */
-export function createNodeSchemaRegistry (node: StarlingNode, deps: SchemaRegistryDeps): SchemaRegistry {
+/** What the registry uses of its node: the `schemas` table, the logger, and the name its SQL functions find it by. */
+export type SchemaRegistryComponents = Pick<StarlingNode, 'name' | 'logger' | 'shared'>
+
+/** Creates a node's registry (stored schemas compiled) and installs `schema_encode`/`schema_decode`. */
+export function createNodeSchemaRegistry (components: SchemaRegistryComponents, deps: SchemaRegistryDeps): SchemaRegistry {
   installSchemaFunctions()
   const registry = new SchemaRegistry({
-    table: node.shared.table<Schema>(SCHEMAS_TABLE),
-    logger: node.logger.child({ component: 'rules:schemas' }),
+    table: components.shared.table<Schema>(SCHEMAS_TABLE),
+    logger: components.logger.child({ component: 'rules:schemas' }),
     usedBy: deps.usedBy,
     resource: deps.resource
   })
-  attachRegistry(node.name, registry)
+  attachRegistry(components.name, registry)
   return registry
 }

@@ -9,7 +9,6 @@
 import type { MqttClient } from 'mqtt'
 import { startTestNode, connect, closeClients, waitFor, API_AUTH, type TestNode } from '../helpers/node.js'
 import { runCtlOn } from '../helpers/ctl.js'
-import { managementApi } from '../../api/plugin.js'
 
 const A = 'a@127.0.0.1'
 const B = 'b@127.0.0.1'
@@ -36,7 +35,7 @@ afterAll(async () => {
 
 /** A request to `node`'s API with the test credentials. */
 async function api (node: TestNode, method: string, path: string): Promise<{ status: number, body: any }> {
-  const res = await fetch(`http://127.0.0.1:${managementApi(node)!.port}/api/v3${path}`, { method, headers: { authorization: API_AUTH } })
+  const res = await fetch(`http://127.0.0.1:${node.api.server!.port}/api/v3${path}`, { method, headers: { authorization: API_AUTH } })
   return { status: res.status, body: await res.json() }
 }
 

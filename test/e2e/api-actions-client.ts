@@ -2,8 +2,7 @@
  * A small HTTP client for the api-actions suites: calls `/api/v3/...` of a test node with the
  * test credentials and answers the status and the parsed body.
  */
-import { managementApi } from '../../api/plugin.js'
-import type { StarlingNode } from '../../node/node.js'
+import type { Starling } from '../../bin/assemble.js'
 import { API_AUTH } from '../helpers/node.js'
 
 /** An answer of the API. */
@@ -13,9 +12,9 @@ export interface ApiAnswer { status: number, body: any }
 export type ApiCall = (method: string, path: string, body?: unknown, opts?: { raw?: boolean }) => Promise<ApiAnswer>
 
 /** An {@link ApiCall} bound to `node` (its API port is looked up at each call: a reload changes it). */
-export function apiOf (node: () => StarlingNode): ApiCall {
+export function apiOf (node: () => Starling): ApiCall {
   return async (method, path, body, opts = {}) => {
-    const port = managementApi(node())?.port
+    const port = node().api.server?.port
     if (port === undefined) throw new Error('svc_management is not loaded')
     const headers: Record<string, string> = { authorization: API_AUTH }
     let payload: string | undefined

@@ -1,5 +1,4 @@
 import { startTestNode, API_AUTH, type TestNode } from '../helpers/node.js'
-import { managementApi } from '../../api/plugin.js'
 import { API_ROUTES } from '../../api/routes/index.js'
 import { MAX_BODY_BYTES } from '../../api/server.js'
 import type { RouteDef } from '../../api/route-table.js'
@@ -13,7 +12,7 @@ let node: TestNode
 let base: string
 beforeAll(async () => {
   node = await startTestNode()
-  base = `http://127.0.0.1:${managementApi(node)!.port}`
+  base = `http://127.0.0.1:${node.api.server!.port}`
 })
 afterAll(async () => { await node.destroy() })
 

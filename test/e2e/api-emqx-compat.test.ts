@@ -8,7 +8,6 @@
 import { startTestNode, closeClients, connect, collect, waitFor, type TestNode } from '../helpers/node.js'
 import { closeOpened, open } from '../helpers/mqtt.js'
 import { runCtlOn } from '../helpers/ctl.js'
-import { managementApi } from '../../api/plugin.js'
 import { APPS_TABLE } from '../../node/apps/apps.js'
 import { apiOf, expectError, type ApiAnswer } from './api-actions-client.js'
 
@@ -25,7 +24,7 @@ const basic = (id: string, secret: string): string => 'Basic ' + Buffer.from(`${
 async function as (id: string, secret: string, method: string, path: string, body?: unknown): Promise<ApiAnswer> {
   const headers: Record<string, string> = { authorization: basic(id, secret) }
   if (body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(`http://127.0.0.1:${managementApi(node)!.port}/api/v3${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  const res = await fetch(`http://127.0.0.1:${node.api.server!.port}/api/v3${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
   return { status: res.status, body: await res.json() }
 }
 
@@ -331,7 +330,7 @@ describe('banned entries: DELETE with {"as": ...} in the body, and by', () => {
 
 it('authenticates every new route: no credentials is 401', async () => {
   for (const [method, path] of [['GET', '/apps/'], ['POST', '/apps/'], ['DELETE', '/sessions/persistent/x'], ['PUT', '/plugins/svc_retainer/reload']]) {
-    const res = await fetch(`http://127.0.0.1:${managementApi(node)!.port}/api/v3${path}`, { method })
+    const res = await fetch(`http://127.0.0.1:${node.api.server!.port}/api/v3${path}`, { method })
     expect([path, res.status]).toEqual([path, 401])
   }
 })

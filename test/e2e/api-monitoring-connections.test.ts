@@ -9,7 +9,6 @@ import { join } from 'node:path'
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import { startTestNode, connect, closeClients, waitFor, API_AUTH, type TestNode } from '../helpers/node.js'
 import { PROJECT_ROOT } from '../helpers/process.js'
-import { managementApi } from '../../api/plugin.js'
 
 let node: TestNode
 let base: string
@@ -26,7 +25,7 @@ beforeAll(async () => {
     tls[`listener.${kind}.external.cacertfile`] = join(certs, 'cacert.pem')
   }
   node = await startTestNode({ ...tls, 'listener.ssl.external.verify': 'verify_peer', 'listener.wss.external.verify': 'verify_peer', 'broker.sys_interval': '0' })
-  base = `http://127.0.0.1:${managementApi(node)!.port}/api/v3`
+  base = `http://127.0.0.1:${node.api.server!.port}/api/v3`
 })
 afterAll(async () => {
   await node.destroy()

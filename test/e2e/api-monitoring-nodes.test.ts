@@ -4,7 +4,6 @@
  * per-node forms, and unknown nodes.
  */
 import { startTestNode, connect, closeClients, API_AUTH, type TestNode } from '../helpers/node.js'
-import { managementApi } from '../../api/plugin.js'
 import { METRIC_NAMES } from '../../node/metrics.js'
 import { STAT_NAMES } from '../../node/stats.js'
 
@@ -18,7 +17,7 @@ beforeAll(async () => {
     'os_mon.sysmem_high_watermark': '100%',
     'os_mon.cpu_high_watermark': '100%'
   })
-  base = `http://127.0.0.1:${managementApi(node)!.port}/api/v3`
+  base = `http://127.0.0.1:${node.api.server!.port}/api/v3`
 })
 afterAll(async () => { await node.destroy() })
 afterEach(async () => { await closeClients() })
@@ -121,7 +120,7 @@ describe('listeners', () => {
       expect(typeof l.listen_on).toBe('string')
     }
     const http = listeners.find((l: any) => l.protocol === 'http:management')
-    expect(http.listen_on).toBe(`127.0.0.1:${managementApi(node)!.port}`)
+    expect(http.listen_on).toBe(`127.0.0.1:${node.api.server!.port}`)
     expect(http.current_conns).toBeGreaterThanOrEqual(1) // this request
     expect(http.shutdown_count).toEqual([])
   })

@@ -4,13 +4,12 @@
  * spec with its type, per-node paths and pagination.
  */
 import { startTestNode, connect, closeClients, waitFor, API_AUTH, type TestNode } from '../helpers/node.js'
-import { managementApi } from '../../api/plugin.js'
 
 let node: TestNode
 let base: string
 beforeAll(async () => {
   node = await startTestNode({ 'broker.sys_interval': '0', 'mqtt.max_inflight': '16', 'mqtt.max_mqueue_len': '500' })
-  base = `http://127.0.0.1:${managementApi(node)!.port}/api/v3`
+  base = `http://127.0.0.1:${node.api.server!.port}/api/v3`
 })
 afterAll(async () => { await node.destroy() })
 afterEach(async () => { await closeClients() })
@@ -186,7 +185,7 @@ describe('after a restart', () => {
     const dataDir = node.dataDir
     await node.stop()
     node = await startTestNode({ 'broker.sys_interval': '0', 'mqtt.max_inflight': '16', 'mqtt.max_mqueue_len': '500' }, dataDir)
-    base = `http://127.0.0.1:${managementApi(node)!.port}/api/v3`
+    base = `http://127.0.0.1:${node.api.server!.port}/api/v3`
     const { body } = await get('/sessions/away-1')
     expect(body.data).toHaveLength(1)
     expectSession(body.data[0])

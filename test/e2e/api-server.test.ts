@@ -2,13 +2,12 @@ import net from 'node:net'
 import http from 'node:http'
 import { once } from 'node:events'
 import { startTestNode, API_AUTH, waitFor, type TestNode } from '../helpers/node.js'
-import { managementApi } from '../../api/plugin.js'
 
 let node: TestNode
 let base: string
 beforeAll(async () => {
   node = await startTestNode()
-  base = `http://127.0.0.1:${managementApi(node)!.port}/api/v3`
+  base = `http://127.0.0.1:${node.api.server!.port}/api/v3`
 })
 afterAll(async () => { await node.destroy() })
 
@@ -50,9 +49,9 @@ describe('management API server', () => {
 
   it('stops with svc_management unloaded and starts again when loaded', async () => {
     await node.services.plugins.unload('svc_management')
-    expect(managementApi(node)).toBeUndefined()
+    expect(node.api.server).toBeUndefined()
     await node.services.plugins.load('svc_management')
-    base = `http://127.0.0.1:${managementApi(node)!.port}/api/v3`
+    base = `http://127.0.0.1:${node.api.server!.port}/api/v3`
     expect((await fetch(`${base}/`, { headers: { authorization: API_AUTH } })).status).toBe(200)
   })
 })
@@ -80,15 +79,15 @@ describe('management.listener.http.max_conns', () => {
   }
 
   it('closes connections beyond the limit unanswered and accepts again once one is gone', async () => {
-    const port = managementApi(limited)!.port
+    const port = limited.api.server!.port
     const held = [await open(port), await open(port), await open(port)]
     try {
-      await waitFor(() => managementApi(limited)!.connections() === 3, 'three API connections open')
+      await waitFor(() => limited.api.server!.connections() === 3, 'three API connections open')
       const extra = await open(port)
       await once(extra, 'close')
-      expect(managementApi(limited)!.connections()).toBe(3)
+      expect(limited.api.server!.connections()).toBe(3)
       held.pop()!.destroy()
-      await waitFor(() => managementApi(limited)!.connections() === 2, 'one API connection gone')
+      await waitFor(() => limited.api.server!.connections() === 2, 'one API connection gone')
       expect((await request(port, 'GET', '/')).status).toBe(200)
     } finally {
       for (const s of held) s.destroy()
@@ -96,17 +95,17 @@ describe('management.listener.http.max_conns', () => {
   })
 
   it('follows a change of the limit through the configs API without a restart', async () => {
-    const port = managementApi(limited)!.port
+    const port = limited.api.server!.port
     const answer = (await request(port, 'PUT', '/configs/starling', { 'management.listener.http.max_conns': 5 })).json
     expect(answer.code).toBe(0)
     expect(answer.data[0].applied).toContain('management.listener.http.max_conns')
     expect(limited.config['management.listener.http.max_conns']).toBe(5)
-    await waitFor(() => managementApi(limited)!.connections() === 0, 'the PUT connection closed')
+    await waitFor(() => limited.api.server!.connections() === 0, 'the PUT connection closed')
     const held = await Promise.all([1, 2, 3, 4, 5].map(async () => await open(port)))
     try {
       const extra = await open(port)
       await once(extra, 'close')
-      expect(managementApi(limited)!.connections()).toBe(5)
+      expect(limited.api.server!.connections()).toBe(5)
     } finally {
       for (const s of held) s.destroy()
     }

@@ -17,7 +17,6 @@ import { join } from 'node:path'
 import mqttPacket from 'mqtt-packet'
 import { API_AUTH, connect, closeClients, startTestNode, waitFor, type TestNode } from '../helpers/node.js'
 import { closeOpened, openRawSession, type RawClient } from '../helpers/mqtt.js'
-import { managementApi } from '../../api/plugin.js'
 
 afterEach(async () => {
   await closeOpened()
@@ -86,7 +85,7 @@ function expectCodes (got: Map<number, number[]>, protocolVersion: 4 | 5, burst:
 
 /** The topics of `clientId`'s subscriptions, as the management API lists them, sorted. */
 async function subscribedTopics (node: TestNode, clientId: string): Promise<string[]> {
-  const res = await fetch(`http://127.0.0.1:${managementApi(node)!.port}/api/v3/subscriptions/${clientId}`, { headers: { authorization: API_AUTH } })
+  const res = await fetch(`http://127.0.0.1:${node.api.server!.port}/api/v3/subscriptions/${clientId}`, { headers: { authorization: API_AUTH } })
   const body: any = await res.json()
   return body.data.map((s: any) => s.topic).sort()
 }

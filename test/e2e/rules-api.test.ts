@@ -5,7 +5,6 @@
  */
 import { startTestNode, closeClients, connect, collect, waitFor, type TestNode } from '../helpers/node.js'
 import { apiOf, expectError, settle } from './api-actions-client.js'
-import { ruleEngineOf } from '../../rules/engine.js'
 
 let node: TestNode
 const api = apiOf(() => node)
@@ -59,7 +58,7 @@ describe('rules', () => {
   })
 
   it('enables and disables a rule with PUT; only enabled rules listen on the hooks bus', async () => {
-    const runtime = ruleEngineOf(node).runtime
+    const runtime = node.rules.runtime
     expect(runtime.events()).toEqual([])
     const { id } = (await api('POST', '/rules', { rawsql: 'SELECT * FROM "en/1"', actions: [{ name: 'republish', params: { target_topic: 'en/out' } }] })).body.data
     expect(runtime.events()).toEqual(['message.publish'])
@@ -86,7 +85,7 @@ describe('rules', () => {
     const got = collect(sub)
     const pub = await connect(node, { clientId: 'pl-pub' })
     expect((await api('PUT', `/nodes/${node.name}/plugins/svc_rule_engine/unload`)).body).toEqual({ code: 0 })
-    expect(ruleEngineOf(node).runtime.events()).toEqual([])
+    expect(node.rules.runtime.events()).toEqual([])
     await pub.publishAsync('pl/1', 'unloaded')
     await settle()
     expect(got).toEqual([])

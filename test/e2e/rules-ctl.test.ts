@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestNode, connect, closeClients, collect, waitFor, type TestNode } from '../helpers/node.js'
-import { ruleEngineOf } from '../../rules/engine.js'
 import { runCtlOn } from '../helpers/ctl.js'
 
 let node: TestNode
@@ -73,7 +72,7 @@ describe('starling-ctl resources and rules', () => {
     expect((await ctl('resources', 'create', 'web_hook', '-c', '{url:')).err).toMatch(/^-c is not JSON: /)
     expect((await ctl('resources', 'create', 'nope')).err).toMatch(/^unknown resource type nope/)
     expect((await ctl('resources', 'show', 'nope')).err).toBe('resource nope not found\n')
-    expect(ruleEngineOf(node).resources.list()).toEqual([])
+    expect(node.rules.resources.list()).toEqual([])
   })
 
   it('creates a rule (printing its id), lists, shows, updates and deletes it; the rule runs', async () => {
@@ -89,8 +88,8 @@ describe('starling-ctl resources and rules', () => {
     await waitFor(() => got.length === 1, 'the republished message')
 
     const show = await ctl('rules', 'show', id)
-    const actionId = ruleEngineOf(node).rules.get(id).actions[0].id
-    await waitFor(() => ruleEngineOf(node).actionMetrics(actionId).success === 1, 'the action counted')
+    const actionId = node.rules.rules.get(id).actions[0].id
+    await waitFor(() => node.rules.actionMetrics(actionId).success === 1, 'the action counted')
     expect((await ctl('rules', 'show', id)).out).toBe(
       `rule(id='${id}', for='message.publish', rawsql='SELECT payload FROM "ctl/in"', ` +
       `actions=[{"id":"${actionId}","name":"republish","params":{"target_topic":"ctl/out","target_qos":0,"target_retain":false,"payload_tmpl":"\${payload}"},"metrics":[{"node":"${node.name}","taken":1,"success":1,"failed":0}]}], ` +
@@ -100,9 +99,9 @@ describe('starling-ctl resources and rules', () => {
     expect(JSON.parse((await ctl('rules', 'show', id, '--json')).out)).toMatchObject({ id, enabled: true })
 
     expect(await ctl('rules', 'update', id, '-e', 'false', '-d', 'off')).toEqual({ code: 0, out: `Rule ${id} updated\n`, err: '' })
-    expect(ruleEngineOf(node).rules.get(id)).toMatchObject({ enabled: false, description: 'off' })
+    expect(node.rules.rules.get(id)).toMatchObject({ enabled: false, description: 'off' })
     expect((await ctl('rules', 'update', id, '-s', 'SELECT * FROM "client.connected"', '-a', '[{"name":"do_nothing"}]')).code).toBe(0)
-    expect(ruleEngineOf(node).rules.get(id)).toMatchObject({ for: 'client.connected', actions: [{ name: 'do_nothing' }] })
+    expect(node.rules.rules.get(id)).toMatchObject({ for: 'client.connected', actions: [{ name: 'do_nothing' }] })
     expect(await ctl('rules', 'delete', id)).toEqual({ code: 0, out: 'ok\n', err: '' })
     expect((await ctl('rules', 'list')).out).toBe('')
   })
@@ -115,6 +114,6 @@ describe('starling-ctl resources and rules', () => {
     expect(await ctl('rules', 'show', 'rule:nope')).toEqual({ code: 1, out: '', err: 'rule rule:nope not found\n' })
     expect((await ctl('rules', 'delete', 'rule:nope')).code).toBe(1)
     expect((await ctl('rules', 'update', 'rule:nope', '-e', 'true')).code).toBe(1)
-    expect(ruleEngineOf(node).rules.list()).toEqual([])
+    expect(node.rules.rules.list()).toEqual([])
   })
 })

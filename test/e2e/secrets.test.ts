@@ -8,7 +8,6 @@
 import { APPS_TABLE } from '../../node/apps/apps.js'
 import { startTestNode, apiRequest, type TestNode } from '../helpers/node.js'
 import { runCtlOn } from '../helpers/ctl.js'
-import { managementApi } from '../../api/plugin.js'
 import { spawnNode, killAllNodes } from '../helpers/process.js'
 
 let node: TestNode
@@ -17,7 +16,7 @@ afterAll(async () => { await node.destroy(); await killAllNodes() })
 
 const basic = (id: string, secret: string): string => 'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64')
 async function brokersAs (id: string, secret: string): Promise<number> {
-  const res = await fetch(`http://127.0.0.1:${managementApi(node)!.port}/api/v3/brokers/`, { headers: { authorization: basic(id, secret) } })
+  const res = await fetch(`http://127.0.0.1:${node.api.server!.port}/api/v3/brokers/`, { headers: { authorization: basic(id, secret) } })
   return res.status
 }
 

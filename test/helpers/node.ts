@@ -6,7 +6,6 @@ import { loadConfig } from '../../node/config/index.js'
 import { silentLogger } from '../../node/logger.js'
 import type { StarlingNode } from '../../node/node.js'
 import { startStarling, type Starling } from '../../bin/assemble.js'
-import { managementApi } from '../../api/plugin.js'
 
 /** Config overrides every test node gets: ephemeral ports on loopback, never the defaults. */
 export const EPHEMERAL: Record<string, string> = {
@@ -112,8 +111,8 @@ export function nextMessage (client: MqttClient, timeoutMs = 5000): Promise<Rece
 }
 
 /** Calls `node`'s management API as the default application; resolves with the JSON body. */
-export async function apiRequest (node: StarlingNode, path: string, method = 'GET', body?: unknown): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${managementApi(node)!.port}/api/v3${path}`, {
+export async function apiRequest (node: Starling, path: string, method = 'GET', body?: unknown): Promise<any> {
+  const res = await fetch(`http://127.0.0.1:${node.api.server!.port}/api/v3${path}`, {
     method,
     headers: { authorization: API_AUTH, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body)

@@ -4,12 +4,11 @@
  * with a stamp from another node's clock running a minute ahead, so it wins. The effect is
  * checked through the real interfaces: MQTT clients, the management API.
  */
-import { managementApi } from '../../api/plugin.js'
 import { bannedKey } from '../../node/banned/index.js'
 import { hashPassword } from '../../node/auth/index.js'
 import { APPS_TABLE } from '../../node/apps/apps.js'
 import { Hlc, type SharedChange } from '../../node/store/shared.js'
-import { RESOURCES_TABLE, RULES_TABLE, ruleEngineOf } from '../../rules/engine.js'
+import { RESOURCES_TABLE, RULES_TABLE } from '../../rules/engine.js'
 import type { Resource, Rule } from '../../rules/types.js'
 import { API_AUTH, closeClients, collect, connect, startTestNode, waitFor, type TestNode } from '../helpers/node.js'
 import { closeOpened, refusedConnack } from '../helpers/mqtt.js'
@@ -40,7 +39,7 @@ async function fromPeer (table: string, key: string, value?: unknown): Promise<v
 
 /** Calls the node's management API with `auth` (default: the test application). */
 async function api (method: string, path: string, body?: unknown, auth = API_AUTH): Promise<{ status: number, body: any }> {
-  const port = managementApi(node)?.port
+  const port = node.api.server?.port
   const res = await fetch(`http://127.0.0.1:${port}/api/v3${path}`, {
     method,
     headers: { authorization: auth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
@@ -114,7 +113,7 @@ describe('rules and resources', () => {
     created_at: Date.now()
   })
 
-  const rules = (): Rule[] => ruleEngineOf(node).rules.list()
+  const rules = (): Rule[] => node.rules.rules.list()
   /** Waits for the engine to have followed a peer's change (it does so in its write queue, just after the apply). */
   const followed = async (done: () => boolean): Promise<void> => { await waitFor(done, 'the engine to follow the change', 5000) }
 
@@ -167,7 +166,7 @@ describe('rules and resources', () => {
       id: 'web_hook:peer', name: 'peer', type: 'web_hook', config: { url: 'http://127.0.0.1:9/hook', headers: {}, method: 'POST' },
       description: 'made on the peer', attrs: 'undefined', created_at: Date.now()
     }
-    const resources = (): Resource[] => ruleEngineOf(node).resources.list()
+    const resources = (): Resource[] => node.rules.resources.list()
     await fromPeer(RESOURCES_TABLE, resource.id, resource)
     await followed(() => resources().some((r) => r.id === resource.id))
     const found = await api('GET', `/resources/${encodeURIComponent(resource.id)}`)

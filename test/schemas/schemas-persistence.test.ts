@@ -6,7 +6,6 @@
  */
 import { startTestNode, closeClients, connect, nextMessage, type TestNode } from '../helpers/node.js'
 import { apiOf } from '../e2e/api-actions-client.js'
-import { managementApi } from '../../api/plugin.js'
 import { Hlc } from '../../node/store/shared.js'
 import { SCHEMAS_TABLE } from '../../rules/schemas/service.js'
 import type { Schema } from '../../rules/schemas/schema.js'
@@ -24,7 +23,7 @@ describe('persistence over a restart', () => {
     await api('POST', '/schemas', { name: 'sensor', parser_type: 'avro', schema: SENSOR_AVSC, description: 'kept' })
     await api('POST', '/schemas', { name: 'pb', parser_type: 'protobuf', schema: SENSOR_PROTO })
     // a 3rd-party schema's service is only reached at create time: the node's own API listener will do
-    const apiPort = managementApi(node)!.port
+    const apiPort = node.api.server!.port
     await api('POST', '/schemas', { name: 'ext', parser_type: '3rd-party', parser_addr: { server: `127.0.0.1:${apiPort}` }, parser_opts: { '3rd_party_opts': 'x', parse_timeout: 2 } })
     await api('POST', '/rules', { rawsql: "SELECT schema_decode('sensor', payload) as d FROM \"p/avro\" WHERE d.temp > 30", actions: [{ name: 'republish', params: { target_topic: 'p/out', payload_tmpl: 'avro ${d.id}' } }] })
     await api('POST', '/rules', { rawsql: "SELECT schema_decode('pb', payload, 'Sensor') as d FROM \"p/pb\"", actions: [{ name: 'republish', params: { target_topic: 'p/out', payload_tmpl: 'pb ${d.id}' } }] })
