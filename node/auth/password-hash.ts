@@ -105,8 +105,12 @@ function saltedDigest (hash: 'md5' | 'sha' | 'sha256', saltHex: string, password
   return createHash(DIGESTS[hash]).update(Buffer.from(saltHex, 'hex')).update(password).digest('hex')
 }
 
-/** Equality of two byte strings of any lengths, in time independent of their contents. */
-function constantTimeEqual (a: Buffer, b: Buffer): boolean {
+/**
+ * Equality of two byte strings of any lengths, in time independent of their contents and
+ * lengths: both are hashed to 32 bytes (SHA-256) and compared with `timingSafeEqual`. Shared
+ * with the external backends' checks (`node/auth/backend/password-check.ts`).
+ */
+export function constantTimeEqual (a: Buffer, b: Buffer): boolean {
   const da = createHash('sha256').update(a).digest()
   const db = createHash('sha256').update(b).digest()
   return timingSafeEqual(da, db)
