@@ -11,6 +11,7 @@
  *   loaded plugin uses, or would use once loaded.
  */
 import type { StarlingNode } from '../node.js'
+import type { NodeServices } from '../services.js'
 import { ApiError, CODES } from '../errors.js'
 import {
   CredentialExistsError, CredentialNotFoundError, DEFAULT_PASSWORD_HASH, createAuthClientids, createAuthUsers,
@@ -36,11 +37,17 @@ const TABLES: Readonly<Record<CredentialTable, TableSpec>> = {
 /** An entry as `GET /auth_clientid/:clientid` shows it: the id and the stored (hashed) password. */
 export type CredentialView = { clientid: string, password: string } | { username: string, password: string }
 
+/** What the service functions use of the node: its RPC and its name (they run `auth.*` on this node). */
+export type AuthComponents = Pick<StarlingNode, 'rpc' | 'name'>
+
+/** What the `auth.*` operations use of the node: the cluster-wide tables and the plugins (the hash each table's plugin is configured with). */
+export type AuthOperationComponents = Pick<StarlingNode, 'shared'> & { services: Pick<NodeServices, 'plugins'> }
+
 /** Arguments of the `auth.*` operations. */
 interface AuthArgs { table: CredentialTable, id?: string, password?: string }
 
 /** The service of `table` with the hash configured for its plugin (default when the file is unusable). */
-function serviceOf (node: StarlingNode, table: CredentialTable): CredentialService {
+function serviceOf (node: AuthOperationComponents, table: CredentialTable): CredentialService {
   const spec = TABLES[table]
   let passwordHash = DEFAULT_PASSWORD_HASH
   try {
@@ -73,43 +80,43 @@ async function run<T> (table: CredentialTable, id: string, fn: () => Promise<T> 
 }
 
 /** Every id of `table`, in byte order. */
-export async function listCredentials (node: StarlingNode, table: CredentialTable): Promise<string[]> {
+export async function listCredentials (node: AuthComponents, table: CredentialTable): Promise<string[]> {
   return await node.rpc.call<string[]>(node.name, 'auth.list', { table })
 }
 
 /** One entry; 105 (HTTP 404) when `id` is unknown. */
-export async function lookupCredential (node: StarlingNode, table: CredentialTable, id: string): Promise<CredentialView> {
+export async function lookupCredential (node: AuthComponents, table: CredentialTable, id: string): Promise<CredentialView> {
   return await node.rpc.call<CredentialView>(node.name, 'auth.lookup', { table, id })
 }
 
 /** Adds `id` with `password`: 113 when it exists, 104 for an empty one, 108 for one that cannot be stored. */
-export async function addCredential (node: StarlingNode, table: CredentialTable, id: string, password: string): Promise<void> {
+export async function addCredential (node: AuthComponents, table: CredentialTable, id: string, password: string): Promise<void> {
   await node.rpc.call(node.name, 'auth.add', { table, id, password })
 }
 
 /** Sets the password of `id`: 105 when it is unknown. */
-export async function updateCredential (node: StarlingNode, table: CredentialTable, id: string, password: string): Promise<void> {
+export async function updateCredential (node: AuthComponents, table: CredentialTable, id: string, password: string): Promise<void> {
   await node.rpc.call(node.name, 'auth.update', { table, id, password })
 }
 
 /** Deletes `id`: 105 when it is unknown. */
-export async function deleteCredential (node: StarlingNode, table: CredentialTable, id: string): Promise<void> {
+export async function deleteCredential (node: AuthComponents, table: CredentialTable, id: string): Promise<void> {
   await node.rpc.call(node.name, 'auth.delete', { table, id })
 }
 
 /** Registers the `auth.*` operations on `node.rpc`. */
 export function registerAuthOperations (node: StarlingNode): void {
   const id = (args: AuthArgs): string => args.id as string
-  node.rpc.register('auth.list', (_n, args: AuthArgs) => serviceOf(node, args.table).list())
-  node.rpc.register('auth.lookup', async (_n, args: AuthArgs) => await run(args.table, id(args), () => {
+  node.rpc.register('auth.list', (args: AuthArgs) => serviceOf(node, args.table).list())
+  node.rpc.register('auth.lookup', async (args: AuthArgs) => await run(args.table, id(args), () => {
     const entry = serviceOf(node, args.table).lookup(id(args))
     if (entry === undefined) throw new CredentialNotFoundError(TABLES[args.table].field === 'clientid' ? 'client id' : 'username', id(args), '')
     return { [TABLES[args.table].field]: entry.id, password: entry.password } as CredentialView
   }))
-  node.rpc.register('auth.add', async (_n, args: AuthArgs) =>
+  node.rpc.register('auth.add', async (args: AuthArgs) =>
     await run(args.table, id(args), async () => await serviceOf(node, args.table).add(id(args), args.password as string)))
-  node.rpc.register('auth.update', async (_n, args: AuthArgs) =>
+  node.rpc.register('auth.update', async (args: AuthArgs) =>
     await run(args.table, id(args), async () => await serviceOf(node, args.table).update(id(args), args.password as string)))
-  node.rpc.register('auth.delete', async (_n, args: AuthArgs) =>
+  node.rpc.register('auth.delete', async (args: AuthArgs) =>
     await run(args.table, id(args), async () => await serviceOf(node, args.table).delete(id(args))))
 }

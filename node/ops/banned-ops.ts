@@ -10,25 +10,28 @@
 import type { StarlingNode } from '../node.js'
 import type { BannedEntry, BannedInput } from '../banned/index.js'
 
+/** What the service functions use of the node: its RPC and its name (they run `banned.*` on this node). */
+export type BannedComponents = Pick<StarlingNode, 'rpc' | 'name'>
+
 /** `GET /banned/`: the live entries, ordered by `as`, then `who`. */
-export async function listBanned (node: StarlingNode): Promise<BannedEntry[]> {
+export async function listBanned (node: BannedComponents): Promise<BannedEntry[]> {
   return await node.rpc.call<BannedEntry[]>(node.name, 'banned.list')
 }
 
 /** `POST /banned/`: adds (or replaces) an entry; 107/108 for bad input, nothing stored. */
-export async function addBanned (node: StarlingNode, input: BannedInput): Promise<BannedEntry> {
+export async function addBanned (node: BannedComponents, input: BannedInput): Promise<BannedEntry> {
   return await node.rpc.call<BannedEntry>(node.name, 'banned.add', input)
 }
 
 /** `DELETE /banned/:who?as=`: 107 without `as`, 108 for a wrong one, HTTP 404 (code 102) when there is no such entry. */
-export async function deleteBanned (node: StarlingNode, who: string, as: unknown): Promise<void> {
+export async function deleteBanned (node: BannedComponents, who: string, as: unknown): Promise<void> {
   await node.rpc.call(node.name, 'banned.delete', { who, as })
 }
 
 /** Registers the banned-list operations on `node.rpc`. */
 export function registerBannedOperations (node: StarlingNode): void {
   node.rpc.register('banned.list', () => node.services.banned.list())
-  node.rpc.register('banned.add', async (_n, input: BannedInput) => await node.services.banned.add(input))
+  node.rpc.register('banned.add', async (input: BannedInput) => await node.services.banned.add(input))
   // an unknown entry is BannedEntryNotFoundError: 404 with code 102 (node/errors.ts)
-  node.rpc.register('banned.delete', async (_n, args: { who: string, as: unknown }) => { await node.services.banned.delete(args.who, args.as as string) })
+  node.rpc.register('banned.delete', async (args: { who: string, as: unknown }) => { await node.services.banned.delete(args.who, args.as as string) })
 }

@@ -17,15 +17,22 @@
  * docs/api.md (Configs) lists both sets.
  */
 import type { StarlingNode } from '../node.js'
+import type { NodeServices } from '../services.js'
 import type { ConfigKey } from '../config/index.js'
 import { pinoLevel } from '../logger.js'
 import { brokerSettingsFrom } from '../mqtt/settings.js'
 
+/**
+ * What the appliers use of the node: its (new) configuration, and what follows it: the
+ * MQTT core, the root logger and the ACL service.
+ */
+export type LiveComponents = Pick<StarlingNode, 'config' | 'broker' | 'logger'> & { services: Pick<NodeServices, 'acl'> }
+
 /** Makes the running node follow its (new) `node.config` for a group of keys; may throw to refuse. */
-export type LiveApplier = (node: StarlingNode) => void
+export type LiveApplier = (node: LiveComponents) => void
 
 /** Writes the MQTT settings of `node.config` into the running broker (see Broker.applySettings). */
-export function applyBrokerSettings (node: StarlingNode): void {
+export function applyBrokerSettings (node: Pick<LiveComponents, 'broker' | 'config'>): void {
   node.broker.applySettings(brokerSettingsFrom(node.config))
 }
 

@@ -22,7 +22,7 @@ import {
   type ConfigKey, type ConfigPathKey, type ConfigSchema, type StarlingConfig
 } from '../config/index.js'
 import { CONFIG_SCHEMA } from '../config/schema.js'
-import { LIVE_APPLIERS, isAppliedLive, type LiveApplier } from './config-live.js'
+import { LIVE_APPLIERS, isAppliedLive, type LiveApplier, type LiveComponents } from './config-live.js'
 
 /** The app name of the node's own keys in `/configs/:app`. */
 export const NODE_APP = 'starling'
@@ -45,6 +45,12 @@ export interface ConfigChange {
   /** Keys left unchanged: set them in etc/starling.conf and restart the node. */
   restart_required: string[]
 }
+
+/**
+ * What a change of the node's settings uses of the node: its configuration (replaced as a
+ * whole), its logger, and what the live appliers use (config-live.ts).
+ */
+export type ConfigComponents = Pick<StarlingNode, 'config' | 'logger'> & LiveComponents
 
 /** One node's answer to a cluster-wide `PUT /configs/:app`: its change, or its error. */
 export type NodeConfigChange = ({ node: string } & ConfigChange) | { node: string, code: number, message: string }
@@ -83,7 +89,7 @@ export function parseConfigChange (values: Record<string, string>): Map<ConfigKe
 }
 
 /** Applies a checked change to this node; see the module comment. */
-async function changeConfig (node: StarlingNode, values: Record<string, string>): Promise<ConfigChange> {
+async function changeConfig (node: ConfigComponents, values: Record<string, string>): Promise<ConfigChange> {
   const parsed = parseConfigChange(values)
   const applied = [...parsed.keys()].filter(isAppliedLive)
   const restartRequired = [...parsed.keys()].filter(k => !isAppliedLive(k))
@@ -113,13 +119,13 @@ async function changeConfig (node: StarlingNode, values: Record<string, string>)
 }
 
 /** `node.config` is declared read-only for its readers; a change replaces the whole object. */
-function setConfig (node: StarlingNode, config: StarlingConfig): void {
+function setConfig (node: Pick<ConfigComponents, 'config'>, config: StarlingConfig): void {
   (node as { config: StarlingConfig }).config = config
 }
 
-function nodeConfigs (node: StarlingNode): NodeConfigs {
+function nodeConfigs (config: StarlingConfig): NodeConfigs {
   // secrets (node.cookie, the default application's secret) are never served back
-  return { configs: redactSecrets(SCHEMA, describeConfig(node.config)), live: KEYS.filter(isAppliedLive) }
+  return { configs: redactSecrets(SCHEMA, describeConfig(config)), live: KEYS.filter(isAppliedLive) }
 }
 
 /** `GET /configs/`: every running node's settings, by node, and the nodes that failed. */
@@ -158,6 +164,6 @@ export async function changeNodeConfig (rpc: NodeRpc, node: string, app: string,
 
 /** Registers `configs.get` and `configs.put` on `node.rpc`. */
 export function registerConfigOperations (node: StarlingNode): void {
-  node.rpc.register('configs.get', () => nodeConfigs(node))
-  node.rpc.register('configs.put', async (_n, args: { values: Record<string, string> }) => await changeConfig(node, args.values))
+  node.rpc.register('configs.get', () => nodeConfigs(node.config))
+  node.rpc.register('configs.put', async (args: { values: Record<string, string> }) => await changeConfig(node, args.values))
 }

@@ -7,6 +7,7 @@
  */
 import { TLSSocket } from 'node:tls'
 import type { StarlingNode } from '../node.js'
+import type { Broker } from '../mqtt/broker.js'
 import type { ClientView } from '../mqtt/core.js'
 import type { Wire } from '../mqtt/wire.js'
 import { formatDatetime } from '../sys/sys-info.js'
@@ -49,6 +50,9 @@ export interface Connection {
   /** Always `external`, EMQ X's zone of its external listeners. */
   zone: string
 }
+
+/** What the connection operations use of the node: its MQTT core and its name. */
+export type ConnectionsComponents = Pick<StarlingNode, 'broker' | 'name'>
 
 /** Which connections `connections.list` returns. */
 export interface ConnectionFilter {
@@ -95,8 +99,8 @@ function peercertOf (wire: Wire | undefined, listener: string): string {
   return listener === 'mqtt:wss' ? 'undefined' : NO_SSL
 }
 
-/** The Connection of one client of `node`. */
-export function connectionOf (node: StarlingNode, client: ClientView): Connection {
+/** The Connection of one client of the node named `node`. */
+export function connectionOf (node: string, client: ClientView): Connection {
   const state = client.state
   const wire = client.wire
   const c = wire?.counters ?? NO_COUNTERS
@@ -111,7 +115,7 @@ export function connectionOf (node: StarlingNode, client: ClientView): Connectio
     is_bridge: state?.isBridge ?? false,
     keepalive: state?.keepalive ?? 0,
     mailbox_len: 0,
-    node: node.name,
+    node,
     peercert: peercertOf(wire, listener),
     port: wire?.peer.port ?? 0,
     proto_name: state?.protoName ?? 'MQTT',
@@ -132,42 +136,42 @@ export function connectionOf (node: StarlingNode, client: ClientView): Connectio
 }
 
 /**
- * The connected client with id `clientid` on `node`, or undefined. Own ids only (the core's
+ * The connected client with id `clientid` on `broker`, or undefined. Own ids only (the core's
  * lookup): a client id such as `__proto__` or `constructor` must not find the prototype.
  */
-export function clientById (node: StarlingNode, clientid: string): ClientView | undefined {
-  const client = node.broker.core.client(clientid)
+export function clientById (broker: Broker, clientid: string): ClientView | undefined {
+  const client = broker.core.client(clientid)
   return client === undefined || client.state === undefined || client.closed ? undefined : client
 }
 
-/** The MQTT clients connected to `node` (CONNECT accepted), in connection order. */
-export function connectedClients (node: StarlingNode): ClientView[] {
+/** The MQTT clients connected to `broker` (CONNECT accepted), in connection order. */
+export function connectedClients (broker: Broker): ClientView[] {
   const out: ClientView[] = []
-  for (const client of node.broker.core.clients()) {
+  for (const client of broker.core.clients()) {
     if (client.state !== undefined && !client.closed) out.push(client)
   }
   return out
 }
 
 /** The connections of `node` that match `filter`. */
-export function connectionsOf (node: StarlingNode, filter: ConnectionFilter = {}): Connection[] {
+export function connectionsOf (node: ConnectionsComponents, filter: ConnectionFilter = {}): Connection[] {
   if (filter.clientid !== undefined) {
-    const client = clientById(node, filter.clientid)
-    return client === undefined ? [] : [connectionOf(node, client)]
+    const client = clientById(node.broker, filter.clientid)
+    return client === undefined ? [] : [connectionOf(node.name, client)]
   }
-  let clients = connectedClients(node)
+  let clients = connectedClients(node.broker)
   if (filter.username !== undefined) clients = clients.filter(c => c.state?.username === filter.username)
-  return clients.map(c => connectionOf(node, c))
+  return clients.map(c => connectionOf(node.name, c))
 }
 
 /**
- * Kicks `clientid` out of `node` if it is connected here; resolves whether it was. The
+ * Kicks `clientid` out of `broker` if it is connected here; resolves whether it was. The
  * connection's close reason is `kicked` (listener `shutdown_count.kicked`, the
  * `client.disconnected` reason); an MQTT 5 client first gets DISCONNECT 0x98
  * (Administrative action), an MQTT 3.1.1 client is closed.
  */
-export async function kickClient (node: StarlingNode, clientid: string): Promise<boolean> {
-  const client = clientById(node, clientid)
+export async function kickClient (broker: Broker, clientid: string): Promise<boolean> {
+  const client = clientById(broker, clientid)
   if (client === undefined) return false
   const wire = client.wire
   if (wire !== undefined) wire.closeReason = 'kicked'
@@ -177,6 +181,6 @@ export async function kickClient (node: StarlingNode, clientid: string): Promise
 
 /** Registers `connections.list` and `connections.kick` on `node.rpc`. */
 export function registerConnectionOperations (node: StarlingNode): void {
-  node.rpc.register('connections.list', (n, args: ConnectionFilter | undefined): Connection[] => connectionsOf(n, args ?? {}))
-  node.rpc.register('connections.kick', async (n, args: { clientid: string }): Promise<boolean> => await kickClient(n, args.clientid))
+  node.rpc.register('connections.list', (args: ConnectionFilter | undefined): Connection[] => connectionsOf(node, args ?? {}))
+  node.rpc.register('connections.kick', async (args: { clientid: string }): Promise<boolean> => await kickClient(node.broker, args.clientid))
 }

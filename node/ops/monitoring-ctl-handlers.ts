@@ -10,6 +10,9 @@ import { ApiError, CODES, notFound } from '../errors.js'
 import { clusterItems, kickClient, type ClusterList } from './monitoring-service.js'
 import type { CtlList } from './monitoring-ctl.js'
 
+/** What the monitoring commands use of the node: its RPC and name, and its control server to serve them on. */
+export type MonitoringControlComponents = Pick<StarlingNode, 'rpc' | 'name' | 'control'>
+
 /**
  * What a list command answers: the items, or `{data, failed}` when some node failed its
  * part (the command prints a line for each; `--json` shows both).
@@ -32,7 +35,7 @@ function found<T> (list: ClusterList<T>, error: () => Error): CtlList<T> {
 }
 
 /** The monitoring command handlers of `node`, by command name. */
-export function monitoringHandlers (node: StarlingNode): ControlHandlers {
+export function monitoringHandlers (node: Pick<MonitoringControlComponents, 'rpc' | 'name'>): ControlHandlers {
   const rpc = node.rpc
   return {
     broker: async () => await rpc.call(node.name, 'brokers.info'),
@@ -52,6 +55,6 @@ export function monitoringHandlers (node: StarlingNode): ControlHandlers {
 }
 
 /** Registers the monitoring command handlers on the node's control server. */
-export function registerMonitoringControl (node: StarlingNode): void {
+export function registerMonitoringControl (node: MonitoringControlComponents): void {
   for (const [name, handler] of Object.entries(monitoringHandlers(node))) node.control.register(name, handler)
 }

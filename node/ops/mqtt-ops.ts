@@ -13,6 +13,8 @@
  */
 import type { StarlingNode } from '../node.js'
 import type { NodeRpc } from '../rpc.js'
+import type { StarlingConfig } from '../config/index.js'
+import type { Broker } from '../mqtt/broker.js'
 import { ApiError, CODES } from '../errors.js'
 import { SHARE_MARKER, filterError, parseShared, topicNameError } from '../mqtt/topic.js'
 import type { ClientView, PublishMessage } from '../mqtt/core.js'
@@ -47,6 +49,15 @@ export interface SubscribeRequest {
   client_id: string
 }
 
+/**
+ * What the service functions use of the node: its configuration (the topic checks), its
+ * RPC and its name (a publish runs on this node, a subscribe on the client's).
+ */
+export type MqttComponents = Pick<StarlingNode, 'config' | 'rpc' | 'name'>
+
+/** What the `mqtt.*` operations use of the node: its configuration (the topic checks) and its MQTT core. */
+export type MqttOperationComponents = Pick<StarlingNode, 'config' | 'broker'>
+
 /** Arguments of the `mqtt.publish` operation (JSON: the payload travels as base64). */
 interface PublishArgs { topic: string, payload: string, qos: 0 | 1 | 2, retain: boolean, client_id: string }
 /** Arguments of `mqtt.subscribe` / `mqtt.unsubscribe`. */
@@ -61,14 +72,14 @@ export function requestTopics (req: { topic?: string, topics?: string }): string
   return topics
 }
 
-function maxLevels (node: StarlingNode): number {
-  const configured = node.config['mqtt.max_topic_levels']
+function maxLevels (config: StarlingConfig): number {
+  const configured = config['mqtt.max_topic_levels']
   return configured > 0 ? configured : AEDES_MAX_LEVELS
 }
 
 /** Throws 115 unless `topic` is a topic name a client could publish to. */
-export function checkTopicName (node: StarlingNode, topic: string): void {
-  const problem = topicNameError(topic, maxLevels(node)) ??
+export function checkTopicName (config: StarlingConfig, topic: string): void {
+  const problem = topicNameError(topic, maxLevels(config)) ??
     (topic.startsWith('$SYS/') ? '$SYS/ topics are published by the broker only' : null)
   if (problem !== null) throw new ApiError(CODES.BAD_TOPIC, `bad topic ${JSON.stringify(topic)}: ${problem}`)
 }
@@ -79,7 +90,7 @@ export function checkTopicName (node: StarlingNode, topic: string): void {
  * (`mqtt.shared_subscription`, `mqtt.wildcard_subscription`; an unsubscribe may still remove
  * a filter subscribed before a feature was turned off).
  */
-export function checkTopicFilter (node: StarlingNode, filter: string, subscribe = true): void {
+export function checkTopicFilter (config: StarlingConfig, filter: string, subscribe = true): void {
   const bad = (why: string): ApiError => new ApiError(CODES.BAD_TOPIC, `bad topic filter ${JSON.stringify(filter)}: ${why}`)
   let shared
   try {
@@ -88,11 +99,11 @@ export function checkTopicFilter (node: StarlingNode, filter: string, subscribe 
     throw bad((err as Error).message)
   }
   const real = shared === null ? filter : shared.filter
-  const problem = filterError(real, maxLevels(node))
+  const problem = filterError(real, maxLevels(config))
   if (problem !== null) throw bad(problem)
   if (!subscribe) return
-  if (shared !== null && !node.config['mqtt.shared_subscription']) throw bad('shared subscriptions are turned off (mqtt.shared_subscription)')
-  if (!node.config['mqtt.wildcard_subscription'] && /[+#]/.test(real)) throw bad('wildcard subscriptions are turned off (mqtt.wildcard_subscription)')
+  if (shared !== null && !config['mqtt.shared_subscription']) throw bad('shared subscriptions are turned off (mqtt.shared_subscription)')
+  if (!config['mqtt.wildcard_subscription'] && /[+#]/.test(real)) throw bad('wildcard subscriptions are turned off (mqtt.wildcard_subscription)')
 }
 
 /** The payload bytes; 108 for `base64` text that is not base64. */
@@ -110,9 +121,9 @@ export function decodePayload (payload: string, encoding: 'plain' | 'base64' = '
  * topic is checked before anything is published: 115 for a bad one, 108 for a payload
  * that does not decode, and nothing is sent.
  */
-export async function publishMessage (node: StarlingNode, req: PublishRequest): Promise<void> {
+export async function publishMessage (node: MqttComponents, req: PublishRequest): Promise<void> {
   const topics = requestTopics(req)
-  for (const topic of topics) checkTopicName(node, topic)
+  for (const topic of topics) checkTopicName(node.config, topic)
   const payload = decodePayload(req.payload ?? '', req.encoding).toString('base64')
   const base = { payload, qos: req.qos ?? 0, retain: req.retain ?? false, client_id: req.client_id ?? DEFAULT_PUBLISHER_ID }
   for (const topic of topics) await node.rpc.call(node.name, 'mqtt.publish', { ...base, topic } satisfies PublishArgs)
@@ -123,16 +134,16 @@ export async function publishMessage (node: StarlingNode, req: PublishRequest): 
  * default 0), on the node it is connected to. 115 for a bad filter (nothing subscribed),
  * 112 when the client is not connected anywhere.
  */
-export async function subscribeClient (node: StarlingNode, req: SubscribeRequest): Promise<void> {
+export async function subscribeClient (node: MqttComponents, req: SubscribeRequest): Promise<void> {
   const topics = requestTopics(req)
-  for (const filter of topics) checkTopicFilter(node, filter)
+  for (const filter of topics) checkTopicFilter(node.config, filter)
   await onClientNode(node.rpc, 'mqtt.subscribe', { client_id: req.client_id, topics, qos: req.qos ?? 0 })
 }
 
 /** Unsubscribes the connected client `client_id` from the request's filters; 115, 112 as subscribe. */
-export async function unsubscribeClient (node: StarlingNode, req: SubscribeRequest): Promise<void> {
+export async function unsubscribeClient (node: MqttComponents, req: SubscribeRequest): Promise<void> {
   const topics = requestTopics(req)
-  for (const filter of topics) checkTopicFilter(node, filter, false)
+  for (const filter of topics) checkTopicFilter(node.config, filter, false)
   await onClientNode(node.rpc, 'mqtt.unsubscribe', { client_id: req.client_id, topics })
 }
 
@@ -148,8 +159,8 @@ async function onClientNode (rpc: NodeRpc, op: string, args: SessionArgs): Promi
 }
 
 /** The connected client of `clientId` on this node, or undefined. */
-function connectedClient (node: StarlingNode, clientId: string): ClientView | undefined {
-  const client = node.broker.core.client(clientId)
+function connectedClient (broker: Broker, clientId: string): ClientView | undefined {
+  const client = broker.core.client(clientId)
   return client !== undefined && client.connected && !client.closed ? client : undefined
 }
 
@@ -158,8 +169,8 @@ function aedesFilter (filter: string): string {
   return filter.startsWith('$share/') ? SHARE_MARKER + filter.slice('$share/'.length) : filter
 }
 
-async function publishOp (node: StarlingNode, args: PublishArgs): Promise<void> {
-  checkTopicName(node, args.topic)
+async function publishOp (node: MqttOperationComponents, args: PublishArgs): Promise<void> {
+  checkTopicName(node.config, args.topic)
   const packet: PublishMessage = {
     cmd: 'publish',
     topic: args.topic,
@@ -173,12 +184,12 @@ async function publishOp (node: StarlingNode, args: PublishArgs): Promise<void> 
   await node.broker.core.publish(packet).catch((err: Error) => { throw new ApiError(CODES.UNKNOWN, `publish failed: ${err.message}`, 500) })
 }
 
-async function subscribeOp (node: StarlingNode, args: SessionArgs): Promise<boolean> {
-  for (const filter of args.topics) checkTopicFilter(node, filter)
-  const client = connectedClient(node, args.client_id)
+async function subscribeOp (node: MqttOperationComponents, args: SessionArgs): Promise<boolean> {
+  for (const filter of args.topics) checkTopicFilter(node.config, filter)
+  const client = connectedClient(node.broker, args.client_id)
   if (client === undefined) return false
   // the ACL applies as to the client's own SUBSCRIBE; refused: nothing is subscribed
-  const acl = node.broker.acl
+  const acl = node.broker.accessControl
   for (const filter of args.topics) {
     if (acl !== null && acl.check(client.access, 'subscribe', filter) === 'deny') {
       throw new ApiError(CODES.UNKNOWN, `the ACL denies client ${args.client_id} a subscription to ${filter}`, 403)
@@ -189,9 +200,9 @@ async function subscribeOp (node: StarlingNode, args: SessionArgs): Promise<bool
   return true
 }
 
-async function unsubscribeOp (node: StarlingNode, args: SessionArgs): Promise<boolean> {
-  for (const filter of args.topics) checkTopicFilter(node, filter, false)
-  const client = connectedClient(node, args.client_id)
+async function unsubscribeOp (node: MqttOperationComponents, args: SessionArgs): Promise<boolean> {
+  for (const filter of args.topics) checkTopicFilter(node.config, filter, false)
+  const client = connectedClient(node.broker, args.client_id)
   if (client === undefined) return false
   const filters = args.topics.map(aedesFilter)
   // a persistent session's stored subscriptions go too (ClientView.unsubscribe)
@@ -201,7 +212,7 @@ async function unsubscribeOp (node: StarlingNode, args: SessionArgs): Promise<bo
 
 /** Registers `mqtt.publish`, `mqtt.subscribe` (true when the client was here) and `mqtt.unsubscribe`. */
 export function registerMqttOperations (node: StarlingNode): void {
-  node.rpc.register('mqtt.publish', publishOp)
-  node.rpc.register('mqtt.subscribe', subscribeOp)
-  node.rpc.register('mqtt.unsubscribe', unsubscribeOp)
+  node.rpc.register('mqtt.publish', (args) => publishOp(node, args))
+  node.rpc.register('mqtt.subscribe', (args) => subscribeOp(node, args))
+  node.rpc.register('mqtt.unsubscribe', (args) => unsubscribeOp(node, args))
 }

@@ -58,6 +58,13 @@ export interface NodeMonitoring {
   version: string
 }
 
+/**
+ * What the node info functions use of the node: its name, start time and MQTT core (Node
+ * and Node monitoring data), its listeners and those of the parts (listener board).
+ * `metricsOf` takes the node's metrics alone.
+ */
+export type NodeInfoComponents = Pick<StarlingNode, 'name' | 'startedAt' | 'broker' | 'listeners' | 'listenerBoard'>
+
 /** `Running`: EMQ X's node_status of a node that answers. */
 export const NODE_STATUS = 'Running'
 
@@ -75,7 +82,7 @@ export function formatBytes (bytes: number): string {
 }
 
 /** This node's Node (cluster info) object. */
-export function brokerInfo (node: StarlingNode): BrokerInfo {
+export function brokerInfo (node: NodeInfoComponents): BrokerInfo {
   return {
     datetime: formatDatetime(),
     node: node.name,
@@ -88,7 +95,7 @@ export function brokerInfo (node: StarlingNode): BrokerInfo {
 }
 
 /** This node's monitoring data, memory in bytes (the single-node form). */
-export function nodeMonitoring (node: StarlingNode): NodeMonitoring {
+export function nodeMonitoring (node: NodeInfoComponents): NodeMonitoring {
   const fds = systemProbes.fileDescriptors()
   const limit = fds !== null && Number.isFinite(fds.limit) ? fds.limit : 0
   const [load1, load5, load15] = loadavg().map(l => l.toFixed(2))
@@ -113,25 +120,25 @@ export function nodeMonitoring (node: StarlingNode): NodeMonitoring {
 }
 
 /** The node's listeners: the MQTT ones, then those the parts above report (`http:management` while svc_management runs). */
-export function listenersOf (node: StarlingNode): ListenerInfo[] {
+export function listenersOf (node: NodeInfoComponents): ListenerInfo[] {
   return [...node.listeners.map(l => l.info()), ...node.listenerBoard.list()]
 }
 
-/** The node's metrics: every spec counter, in the spec's order. */
-export function metricsOf (node: StarlingNode): Metrics {
+/** The node's metrics (`node.metrics`): every spec counter, in the spec's order. */
+export function metricsOf (metrics: Metrics): Metrics {
   const out = {} as Metrics
-  for (const name of METRIC_NAMES) out[name] = node.metrics[name]
+  for (const name of METRIC_NAMES) out[name] = metrics[name]
   return out
 }
 
 /** Registers the node-level operations on `node.rpc`. */
 export function registerNodeInfoOperations (node: StarlingNode): void {
   const rpc = node.rpc
-  rpc.register('brokers.info', (n): BrokerInfo => brokerInfo(n))
-  rpc.register('nodes.info', (n): NodeMonitoring => nodeMonitoring(n))
-  rpc.register('listeners.list', (n): ListenerInfo[] => listenersOf(n))
-  rpc.register('metrics.get', (n): Metrics => metricsOf(n))
-  rpc.register('stats.get', (n): StatsSnapshot => n.services.stats.snapshot())
-  rpc.register('alarms.present', (n): PresentAlarm[] => n.services.alarms.present())
-  rpc.register('alarms.history', (n): AlarmHistoryEntry[] => n.services.alarms.history())
+  rpc.register('brokers.info', (): BrokerInfo => brokerInfo(node))
+  rpc.register('nodes.info', (): NodeMonitoring => nodeMonitoring(node))
+  rpc.register('listeners.list', (): ListenerInfo[] => listenersOf(node))
+  rpc.register('metrics.get', (): Metrics => metricsOf(node.metrics))
+  rpc.register('stats.get', (): StatsSnapshot => node.services.stats.snapshot())
+  rpc.register('alarms.present', (): PresentAlarm[] => node.services.alarms.present())
+  rpc.register('alarms.history', (): AlarmHistoryEntry[] => node.services.alarms.history())
 }

@@ -9,7 +9,7 @@
 import type { StarlingNode } from '../node.js'
 import type { ClusterList, FailedNode, NodeRpc } from '../rpc.js'
 import { ApiError } from '../errors.js'
-import type { PluginInfo } from '../plugins/index.js'
+import type { PluginInfo, PluginManager } from '../plugins/index.js'
 import { mapList, perNode } from './monitoring-service.js'
 import { changePluginConfig, pluginConfigEntries, readPluginConfig, type PluginConfigChange, type PluginConfigEntry } from './plugin-config-ops.js'
 
@@ -88,13 +88,13 @@ export async function setPluginConfig (rpc: NodeRpc, node: string, plugin: strin
  * (HTTP 404, code 102, with the known names: node/errors.ts).
  */
 export function registerPluginOperations (node: StarlingNode): void {
-  const plugins = (): StarlingNode['services']['plugins'] => node.services.plugins
+  const plugins = (): PluginManager => node.services.plugins
   node.rpc.register('plugins.list', () => plugins().list())
-  node.rpc.register('plugins.load', async (_n, args: { plugin: string }) => { await plugins().load(args.plugin) })
-  node.rpc.register('plugins.unload', async (_n, args: { plugin: string }) => { await plugins().unload(args.plugin) })
-  node.rpc.register('plugins.reload', async (_n, args: { plugin: string }) => { await plugins().reload(args.plugin) })
-  node.rpc.register('plugins.config.get', async (_n, args: { plugin: string }) => await readPluginConfig(plugins(), args.plugin))
-  node.rpc.register('plugins.config.entries', async (_n, args: { plugin: string }) => await pluginConfigEntries(plugins(), args.plugin))
-  node.rpc.register('plugins.config.put', async (_n, args: { plugin: string, values: Record<string, string> }) =>
+  node.rpc.register('plugins.load', async (args: { plugin: string }) => { await plugins().load(args.plugin) })
+  node.rpc.register('plugins.unload', async (args: { plugin: string }) => { await plugins().unload(args.plugin) })
+  node.rpc.register('plugins.reload', async (args: { plugin: string }) => { await plugins().reload(args.plugin) })
+  node.rpc.register('plugins.config.get', async (args: { plugin: string }) => await readPluginConfig(plugins(), args.plugin))
+  node.rpc.register('plugins.config.entries', async (args: { plugin: string }) => await pluginConfigEntries(plugins(), args.plugin))
+  node.rpc.register('plugins.config.put', async (args: { plugin: string, values: Record<string, string> }) =>
     await changePluginConfig(plugins(), args.plugin, args.values))
 }

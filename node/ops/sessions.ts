@@ -6,6 +6,9 @@
  */
 import type { StarlingNode } from '../node.js'
 import type { NodeRpc } from '../rpc.js'
+import type { HooksBus } from '../hooks.js'
+import type { StarlingConfig } from '../config/index.js'
+import type { Broker } from '../mqtt/broker.js'
 import { ApiError, CODES } from '../errors.js'
 import type { ClientView, PublishMessage } from '../mqtt/core.js'
 import type { PersistentSessionInfo } from '../mqtt/persistence.js'
@@ -52,6 +55,13 @@ export interface Session {
   username: string
 }
 
+/**
+ * What the session operations use of the node: its MQTT core, its configuration (the
+ * session limits), its name and when it started. (Recording begins at registration, on the
+ * node's hooks bus.)
+ */
+export type SessionsComponents = Pick<StarlingNode, 'broker' | 'config' | 'name' | 'startedAt'>
+
 /** What is remembered of a session that may outlive its connection. */
 interface SessionRecord {
   createdAt: number
@@ -69,8 +79,8 @@ interface SessionRecord {
 class SessionRecords {
   readonly records = new Map<string, SessionRecord>()
 
-  constructor (node: StarlingNode) {
-    node.hooks.on('client.connected', (e) => {
+  constructor (hooks: HooksBus) {
+    hooks.on('client.connected', (e) => {
       if (e.clean_start && e.expiry_interval === 0) { this.records.delete(e.client_id); return }
       const previous = this.records.get(e.client_id)
       const createdAt = !e.clean_start && previous !== undefined ? previous.createdAt : e.connected_at
@@ -86,32 +96,33 @@ class SessionRecords {
   }
 }
 
-const recordsByNode = new WeakMap<StarlingNode, SessionRecords>()
+/** The records of each node, by the object its operations were registered with (the node). */
+const recordsByNode = new WeakMap<SessionsComponents, SessionRecords>()
 
-function intConfig (node: StarlingNode, key: string): number {
-  return Number((node.config as Record<string, any>)[key] ?? 0)
+function intConfig (config: StarlingConfig, key: string): number {
+  return Number((config as Record<string, any>)[key] ?? 0)
 }
 
 /** The session fields every session of `node` shares: the limits from the configuration. */
-function limits (node: StarlingNode): Pick<Session, 'binding' | 'max_awaiting_rel' | 'max_inflight' | 'max_mqueue' | 'max_subscriptions' | 'node'> {
+function limits (node: SessionsComponents): Pick<Session, 'binding' | 'max_awaiting_rel' | 'max_inflight' | 'max_mqueue' | 'max_subscriptions' | 'node'> {
   return {
     binding: 'local',
-    max_awaiting_rel: intConfig(node, 'mqtt.max_awaiting_rel'),
-    max_inflight: intConfig(node, 'mqtt.max_inflight'),
-    max_mqueue: intConfig(node, 'mqtt.max_mqueue_len'),
-    max_subscriptions: intConfig(node, 'mqtt.max_subscriptions'),
+    max_awaiting_rel: intConfig(node.config, 'mqtt.max_awaiting_rel'),
+    max_inflight: intConfig(node.config, 'mqtt.max_inflight'),
+    max_mqueue: intConfig(node.config, 'mqtt.max_mqueue_len'),
+    max_subscriptions: intConfig(node.config, 'mqtt.max_subscriptions'),
     node: node.name
   }
 }
 
 /** The stored queues and subscriptions by client id. */
-function storedSessions (node: StarlingNode): Map<string, PersistentSessionInfo> {
+function storedSessions (broker: Broker): Map<string, PersistentSessionInfo> {
   const out = new Map<string, PersistentSessionInfo>()
-  for (const s of node.broker.core.sessions.persistentSessions()) out.set(s.clientId, s)
+  for (const s of broker.core.sessions.persistentSessions()) out.set(s.clientId, s)
   return out
 }
 
-function connectedSession (node: StarlingNode, client: ClientView, stored: PersistentSessionInfo | undefined, record: SessionRecord | undefined): Session {
+function connectedSession (node: SessionsComponents, client: ClientView, stored: PersistentSessionInfo | undefined, record: SessionRecord | undefined): Session {
   const state = client.state
   const wire = client.wire
   const inflight = stored?.inflight ?? 0
@@ -138,7 +149,7 @@ function connectedSession (node: StarlingNode, client: ClientView, stored: Persi
   } as Session
 }
 
-function awaySession (node: StarlingNode, stored: PersistentSessionInfo, record: SessionRecord | undefined): Session {
+function awaySession (node: SessionsComponents, stored: PersistentSessionInfo, record: SessionRecord | undefined): Session {
   const mqueue = stored.queued - stored.inflight
   return {
     ...limits(node),
@@ -149,7 +160,7 @@ function awaySession (node: StarlingNode, stored: PersistentSessionInfo, record:
     created_at: formatDatetime(new Date(record?.createdAt ?? node.startedAt)),
     deliver_msg: 0,
     enqueue_msg: stored.queued,
-    expiry_interval: record?.expiryInterval ?? Math.floor(intConfig(node, 'mqtt.session_expiry_interval') / 1000),
+    expiry_interval: record?.expiryInterval ?? Math.floor(intConfig(node.config, 'mqtt.session_expiry_interval') / 1000),
     heap_size: 0,
     inflight_len: stored.inflight,
     mailbox_len: 0,
@@ -169,15 +180,15 @@ function ordered (session: Session): Session {
 }
 
 /** The sessions of `node`: connected clients first (connection order), then away sessions. */
-export function sessionsOf (node: StarlingNode, filter: { clientid?: string } = {}): Session[] {
+export function sessionsOf (node: SessionsComponents, filter: { clientid?: string } = {}): Session[] {
   const records = recordsByNode.get(node)
-  const stored = storedSessions(node)
+  const stored = storedSessions(node.broker)
   const core = node.broker.core
   const held = (id: string): boolean => core.client(id) !== undefined
   records?.prune(held, stored)
   const out: Session[] = []
   const wanted = (id: string): boolean => filter.clientid === undefined || filter.clientid === id
-  for (const client of connectedClients(node)) {
+  for (const client of connectedClients(node.broker)) {
     if (wanted(client.id)) out.push(connectedSession(node, client, stored.get(client.id), records?.records.get(client.id)))
   }
   for (const session of stored.values()) {
@@ -199,11 +210,11 @@ export type SessionCleanOutcome = 'cleaned' | 'connected' | 'absent'
  * published now, the session having ended [MQTT-3.1.3-9]. A connected client's session is
  * left alone (`connected`): kick the client first (EMQ X's `running_session`).
  */
-export async function cleanAwaySession (node: StarlingNode, clientid: string): Promise<SessionCleanOutcome> {
+export async function cleanAwaySession (node: SessionsComponents, clientid: string): Promise<SessionCleanOutcome> {
   const core = node.broker.core
   if (core.client(clientid) !== undefined) return 'connected'
   const persistence = core.sessions
-  const stored = storedSessions(node).has(clientid)
+  const stored = storedSessions(node.broker).has(clientid)
   const will = await persistence.getWill({ id: clientid })
   if (!stored && will === undefined) return 'absent'
   if (will !== undefined) {
@@ -249,7 +260,7 @@ export async function cleanNodePersistentSession (rpc: NodeRpc, node: string, cl
 
 /** Starts recording session facts and registers `sessions.list` and `sessions.clean` on `node.rpc`. */
 export function registerSessionOperations (node: StarlingNode): void {
-  recordsByNode.set(node, new SessionRecords(node))
-  node.rpc.register('sessions.list', (n, args: { clientid?: string } | undefined): Session[] => sessionsOf(n, args ?? {}))
-  node.rpc.register('sessions.clean', async (n, args: { clientid: string }) => await cleanAwaySession(n, args.clientid))
+  recordsByNode.set(node, new SessionRecords(node.hooks))
+  node.rpc.register('sessions.list', (args: { clientid?: string } | undefined): Session[] => sessionsOf(node, args ?? {}))
+  node.rpc.register('sessions.clean', async (args: { clientid: string }) => await cleanAwaySession(node, args.clientid))
 }

@@ -22,16 +22,19 @@ export interface Route {
   topic: string
 }
 
+/** What the subscription and route operations use of the node: its MQTT core and its name. */
+export type SubscriptionsComponents = Pick<StarlingNode, 'broker' | 'name'>
+
 /** The subscriptions on `node`, optionally of one client. */
-export async function subscriptionsOf (node: StarlingNode, filter: { clientid?: string } = {}): Promise<Subscription[]> {
+export async function subscriptionsOf (node: SubscriptionsComponents, filter: { clientid?: string } = {}): Promise<Subscription[]> {
   const out: Subscription[] = []
   const add = (clientId: string, filterText: string, qos: number): void => {
     out.push({ client_id: clientId, node: node.name, qos, topic: displayFilter(filterText) })
   }
   const core = node.broker.core
   const clients = filter.clientid === undefined
-    ? connectedClients(node)
-    : [clientById(node, filter.clientid)].filter(c => c !== undefined)
+    ? connectedClients(node.broker)
+    : [clientById(node.broker, filter.clientid)].filter(c => c !== undefined)
   for (const client of clients) {
     const subs = client.subscriptions
     for (const topic in subs) add(client.id, topic, subs[topic].qos)
@@ -47,7 +50,7 @@ export async function subscriptionsOf (node: StarlingNode, filter: { clientid?: 
 }
 
 /** The routes of `node`, optionally only the one for the filter `topic` (exact). */
-export function routesOf (node: StarlingNode, filter: { topic?: string } = {}): Route[] {
+export function routesOf (node: SubscriptionsComponents, filter: { topic?: string } = {}): Route[] {
   const out: Route[] = []
   for (const topic of node.broker.router.routes()) {
     if (filter.topic === undefined || filter.topic === topic) out.push({ node: node.name, topic })
@@ -57,6 +60,6 @@ export function routesOf (node: StarlingNode, filter: { topic?: string } = {}): 
 
 /** Registers `subscriptions.list` and `routes.list` on `node.rpc`. */
 export function registerSubscriptionOperations (node: StarlingNode): void {
-  node.rpc.register('subscriptions.list', async (n, args: { clientid?: string } | undefined) => await subscriptionsOf(n, args ?? {}))
-  node.rpc.register('routes.list', (n, args: { topic?: string } | undefined) => routesOf(n, args ?? {}))
+  node.rpc.register('subscriptions.list', async (args: { clientid?: string } | undefined) => await subscriptionsOf(node, args ?? {}))
+  node.rpc.register('routes.list', (args: { topic?: string } | undefined) => routesOf(node, args ?? {}))
 }
