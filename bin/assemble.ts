@@ -15,32 +15,40 @@ import type { StarlingConfig } from '../node/config/index.js'
 import type { CtlCommand } from '../node/control/index.js'
 import { CORE_PLUGINS } from '../node/plugins/index.js'
 import { svcAuthClientid, svcAuthUsername } from '../node/auth/index.js'
+import { AUTH_BACKEND_PLUGINS } from '../node/auth/backends.js'
 import { NODE_CTL_COMMANDS } from '../node/ctl-commands.js'
-import { managementApiPlugin } from '../api/plugin.js'
-import { ruleEnginePlugin } from '../rules/plugin.js'
-import { registerRuleOperations } from '../rules/rule-ops.js'
-import { registerSchemaOperations } from '../rules/schemas/schema-ops.js'
+import { createApiPart, type ApiPart } from '../api/plugin.js'
+import { createRulesPart } from '../rules/part.js'
+import type { RuleEngine } from '../rules/engine.js'
 import { RULE_CTL_COMMANDS } from '../rules/ctl.js'
 import { SCHEMA_CTL_COMMANDS } from '../rules/schemas/ctl.js'
-import { startCluster, type Cluster } from '../cluster/index.js'
+import { createCluster, type Cluster } from '../cluster/index.js'
 import { CLUSTER_CTL_COMMANDS } from '../cluster/ctl.js'
 
-/** A node assembled with every part: its cluster is the libp2p one. */
-export type Starling = StarlingNode & { readonly cluster: Cluster }
+/**
+ * A node assembled with every part: its cluster is the libp2p one, `rules` its rule engine
+ * (and schema registry), `api` the management API part (its server while svc_management is
+ * loaded).
+ */
+export type Starling = StarlingNode & { readonly cluster: Cluster, readonly rules: RuleEngine, readonly api: ApiPart }
 
-/** The parts of a Starling node above the core. */
-export const STARLING_PARTS: NodeParts = {
-  // load order: the API first (so it answers while the others load), the rule engine after the core's plugins
-  plugins: [managementApiPlugin, ...CORE_PLUGINS, ruleEnginePlugin, svcAuthClientid, svcAuthUsername],
-  operations: [registerRuleOperations, registerSchemaOperations],
-  cluster: startCluster
-}
-
-/** Starts a node with every part (see the module comment for the order). */
+/**
+ * Starts a node with every part (see the module comment for the order). The parts are
+ * built for this node only: several nodes in one process (the tests) share nothing.
+ */
 export async function startStarling (config: StarlingConfig, init: Omit<StartNodeInit, 'parts'>): Promise<Starling> {
-  return await startNode(config, { ...init, parts: STARLING_PARTS }) as Starling
+  const rules = createRulesPart()
+  const api = createApiPart({ rules })
+  const parts: NodeParts = {
+    // load order: the API first (so it answers while the others load), the rule engine after the core's plugins
+    plugins: [api.plugin, ...CORE_PLUGINS, rules.plugin, svcAuthClientid, svcAuthUsername, ...AUTH_BACKEND_PLUGINS],
+    operations: [(node) => { rules.registerOperations(node) }],
+    cluster: createCluster
+  }
+  const node = await startNode(config, { ...init, parts })
+  // the parts' handles beside the node, for the programs and the tests (the node itself is complete without them)
+  return Object.assign(node, { rules: rules.engine, api }) as Starling
 }
-
 /**
  * Every `starling-ctl` command: the core's, then the rule engine's, the schema registry's and
  * the cluster's. Each part defines its commands beside its code; this is the one list the

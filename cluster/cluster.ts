@@ -27,14 +27,15 @@
  */
 import { join } from 'node:path'
 import { createConnection } from 'node:net'
-import type { StarlingNode } from '../node/node.js'
+import type { NodeComponents } from '../node/node.js'
+import { registerClusterControl } from './control.js'
 import type { Logger } from '../node/logger.js'
 import { ApiError, CODES } from '../node/errors.js'
 import { Mesh, type Hello } from './mesh.js'
 import { MeshRpc } from './rpc.js'
-import { Routing } from './routing.js'
+import { Routing, type RoutingComponents } from './routing.js'
 import { DataSync } from './data-sync.js'
-import { Sessions } from './sessions.js'
+import { Sessions, type SessionsComponents } from './sessions.js'
 import { MemberBook, supersedes, type MemberEntry, type MemberRecord } from './member-book.js'
 
 /** How long `cluster join` waits for the members it learnt to be linked before it answers. */
@@ -68,6 +69,10 @@ const RPC_TIMEOUT_MS = 5000
 /** The cluster port when a join names none. */
 export const DEFAULT_CLUSTER_PORT = 4370
 
+/** What the cluster part uses of the node. */
+export type ClusterComponents = Pick<NodeComponents, 'name' | 'config' | 'store' | 'logger' | 'rpc' | 'services' | 'control' | 'shared'> & RoutingComponents & SessionsComponents
+
+/** The node's part in the cluster; built with the node, started by it after the plugins (node/node.ts). */
 export class Cluster {
   readonly mesh: Mesh
   readonly rpc: MeshRpc
@@ -95,8 +100,12 @@ export class Cluster {
   private timer: NodeJS.Timeout | null = null
   private readonly log: Logger
   private stopping = false
+  /** Detaches this cluster from the node's RPC (calls are local again). */
+  private detachRemote: (() => void) | null = null
+  /** Removes the `cluster` control commands. */
+  private offControl: (() => void) | null = null
 
-  constructor (readonly node: StarlingNode) {
+  constructor (readonly node: ClusterComponents) {
     this.log = node.logger.child({ component: 'cluster' })
     const listen = node.config['cluster.listen'] as { host: string, port: number }
     this.mesh = new Mesh({
@@ -132,10 +141,12 @@ export class Cluster {
     this.routing.start()
     this.data.start()
     this.sessions.start()
-    this.node.rpc.remote = {
+    this.offControl = registerClusterControl(this.node.control, this)
+    this.detachRemote = this.node.rpc.attachRemote({
       nodes: () => [this.node.name, ...this.mesh.peers().filter(name => this.admitted.has(name))],
+      stopped: () => this.status().filter(m => m.status === 'stopped').map(m => m.name),
       call: async (target, name, args) => await this.rpc.call(target, 'node.call', { name, args }, RPC_TIMEOUT_MS, name)
-    }
+    })
     this.timer = setInterval(() => { this.tick() }, TICK_MS)
     this.timer.unref()
     if (this.node.config['cluster.discovery'] === 'static') {
@@ -257,7 +268,10 @@ export class Cluster {
   async stop (): Promise<void> {
     this.stopping = true
     if (this.timer !== null) clearInterval(this.timer)
-    this.node.rpc.remote = null
+    this.detachRemote?.()
+    this.detachRemote = null
+    this.offControl?.()
+    this.offControl = null
     this.sessions.stop()
     this.data.stop()
     this.routing.stop()

@@ -6,7 +6,10 @@
  * missed while a link was down is repaired. Merging is idempotent: applying a snapshot
  * twice, or a change after a newer one, changes nothing.
  */
-import type { StarlingNode } from '../node/node.js'
+import type { NodeComponents } from '../node/node.js'
+
+/** What the data sync uses of the node: the replicated tables. */
+export type DataSyncComponents = Pick<NodeComponents, 'shared'>
 import type { Logger } from '../node/logger.js'
 import type { SharedChange } from '../node/store/shared.js'
 import type { Mesh } from './mesh.js'
@@ -19,7 +22,7 @@ export class DataSync {
   private unsubscribe: (() => void) | null = null
   private readonly pulling = new Map<string, number>()
 
-  constructor (private readonly node: StarlingNode, private readonly mesh: Mesh, private readonly rpc: MeshRpc, private readonly log: Logger) {}
+  constructor (private readonly node: DataSyncComponents, private readonly mesh: Mesh, private readonly rpc: MeshRpc, private readonly log: Logger) {}
 
   start (): void {
     this.unsubscribe = this.node.shared.onLocalChange((change) => { this.mesh.broadcast({ k: 'data', c: change }) })

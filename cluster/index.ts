@@ -1,38 +1,16 @@
 /**
- * Starts the node's cluster part (cluster/cluster.ts) and serves its control commands and
- * node operations: `cluster.status` answers which nodes run and which are stopped.
+ * The cluster part of a node (cluster/cluster.ts), as the composition root builds it: the
+ * node starts it after its plugins and stops it before its services. While it runs it
+ * serves the `cluster` control commands (cluster/control.ts) and carries node operations
+ * to the other members (`cluster.status` answers which nodes run and which are stopped).
  */
-import type { StarlingNode } from '../node/node.js'
-import { ControlError } from '../node/control/index.js'
-import { toApiError } from '../node/errors.js'
-import { Cluster, type MemberInfo } from './cluster.js'
+import type { NodeComponents } from '../node/node.js'
+import { Cluster } from './cluster.js'
 
-export { Cluster, parseNodeAddress, type MemberInfo } from './cluster.js'
+export { Cluster, parseNodeAddress, type MemberInfo, type ClusterComponents } from './cluster.js'
 export { CLUSTER_CTL_COMMANDS } from './ctl.js'
 
-/** Starts the cluster part of `node`; resolves with it once its mesh listens. */
-export async function startCluster (node: StarlingNode): Promise<Cluster> {
-  const cluster = new Cluster(node)
-  await cluster.start()
-  const control = node.control
-  const failing = async <T>(run: () => Promise<T> | T): Promise<T> => {
-    try {
-      return await run()
-    } catch (err) {
-      const e = toApiError(err)
-      throw new ControlError(e.message, e.code)
-    }
-  }
-  control.register('cluster join', async ({ args }) => await failing(async () => {
-    if (args[0] === undefined) throw new ControlError('cluster join needs a node name, such as starling@10.0.0.2', 107)
-    return await cluster.join(args[0])
-  }))
-  control.register('cluster leave', async () => await failing(async () => { await cluster.leave(); return cluster.status() }))
-  control.register('cluster force-leave', async ({ args }) => await failing(async () => {
-    if (args[0] === undefined) throw new ControlError('cluster force-leave needs a node name', 107)
-    await cluster.forceLeave(args[0])
-    return cluster.status()
-  }))
-  control.register('cluster status', (): MemberInfo[] => cluster.status())
-  return cluster
+/** Builds the cluster part of a node from its components (not started). */
+export function createCluster (components: NodeComponents): Cluster {
+  return new Cluster(components)
 }

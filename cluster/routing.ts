@@ -16,7 +16,10 @@
  * node's broker id, which marks it as forwarded: it is delivered there, never forwarded
  * again, and runs no rules there (each node runs the rules for its own events).
  */
-import type { StarlingNode } from '../node/node.js'
+import type { NodeComponents } from '../node/node.js'
+
+/** What routing uses of the node: the MQTT core, the forward counter, `node.name` and the config. */
+export type RoutingComponents = Pick<NodeComponents, 'broker' | 'metrics' | 'name' | 'config'>
 import type { Logger } from '../node/logger.js'
 import type { SessionStore, PublishMessage } from '../node/mqtt/core.js'
 import { parseShared, topicMatches } from '../node/mqtt/topic.js'
@@ -58,8 +61,8 @@ export class Routing {
   private readonly waiting = new Map<string, Array<() => void>>()
   /** The message `forward` last sent to another node's subscribers (not a drop for want of local ones). */
   private lastRouted: unknown = null
-  /** The broker's `onNoSubscribers`, which this wraps while started. */
-  private noSubscribers: ((packet: any) => void) | null = null
+  /** Undoes what start() attached to the router and the session store. */
+  private readonly detach: Array<() => void> = []
   /** Per origin broker, while one of its messages goes through the core's publish: the ones behind it (see dispatch). */
   private readonly lanes = new Map<string, { pending: number, waiting: PublishMessage[] }>()
   private readonly delivered = (err?: Error | null): void => {
@@ -67,7 +70,7 @@ export class Routing {
   }
 
 
-  constructor (private readonly node: StarlingNode, private readonly mesh: Mesh, private readonly rpc: MeshRpc, private readonly log: Logger) {}
+  constructor (private readonly node: RoutingComponents, private readonly mesh: Mesh, private readonly rpc: MeshRpc, private readonly log: Logger) {}
 
   private get persistence (): SessionStore { return this.node.broker.core.sessions }
 
@@ -76,32 +79,33 @@ export class Routing {
     for (const key of router.routeKeys()) this.count(key, 1)
     for (const filter of this.persistence.sessionFilters()) this.count(keyOf(filter), 1)
     this.added = []
-    router.onRouteKey = (key, present) => { this.count(key, present ? 1 : -1) }
-    this.persistence.onFilter = (filter, present) => { this.count(keyOf(filter), present ? 1 : -1) }
-    router.forwarder = (packet) => this.forward(packet)
-    // back-pressure: a message that went to a congested link completes when the link drains,
-    // so its publisher's next packet waits, as for a slow local subscriber
-    router.forwardPressure = (done) => {
-      const node = this.pressedOn
-      if (node === null) return false
-      this.pressedOn = null
-      let list = this.waiting.get(node)
-      if (list === undefined) this.waiting.set(node, list = [])
-      list.push(done)
-      return true
-    }
-    // a message sent to subscribers on another node is not dropped for want of local ones
-    this.noSubscribers = router.onNoSubscribers
-    router.onNoSubscribers = (packet) => {
-      if (packet !== this.lastRouted) this.noSubscribers?.(packet)
-    }
+    this.detach.push(
+      router.routeKeyChanged.on((key, present) => { this.count(key, present ? 1 : -1) }),
+      this.persistence.filterChanged.on((filter, present) => { this.count(keyOf(filter), present ? 1 : -1) }),
+      router.attachForwarder({
+        forward: (packet) => this.forward(packet),
+        // back-pressure: a message that went to a congested link completes when the link drains,
+        // so its publisher's next packet waits, as for a slow local subscriber
+        pressure: (done) => {
+          const node = this.pressedOn
+          if (node === null) return false
+          this.pressedOn = null
+          let list = this.waiting.get(node)
+          if (list === undefined) this.waiting.set(node, list = [])
+          list.push(done)
+          return true
+        },
+        peerGroups: (packet) => {
+          const id = `${String(packet.brokerId)}/${String(packet.brokerCounter)}`
+          const groups = this.arriving.get(id)
+          this.arriving.delete(id)
+          return groups
+        },
+        // a message sent to subscribers on another node is not dropped for want of local ones
+        sentAway: (packet) => packet === this.lastRouted
+      })
+    )
     this.mesh.on('drain', (name) => { this.release(name) })
-    router.peerGroups = (packet) => {
-      const id = `${String(packet.brokerId)}/${String(packet.brokerCounter)}`
-      const groups = this.arriving.get(id)
-      this.arriving.delete(id)
-      return groups
-    }
     this.mesh.on('frame', (from, frame) => { this.onFrame(from, frame) })
     this.mesh.on('raw', (from, type, body) => {
       if (type !== FRAME_PUBLISH_BATCH) return
@@ -115,14 +119,8 @@ export class Routing {
   }
 
   stop (): void {
-    const router = this.node.broker.router
-    router.onRouteKey = null
-    router.forwarder = null
-    router.forwardPressure = null
-    router.onNoSubscribers = this.noSubscribers
-    router.peerGroups = null
+    for (const off of this.detach.splice(0)) off()
     for (const name of [...this.waiting.keys()]) this.release(name)
-    this.persistence.onFilter = null
     for (const timer of this.graceTimers.values()) clearTimeout(timer)
   }
 

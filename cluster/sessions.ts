@@ -14,7 +14,10 @@
  * closed by its node (the one with the later `connected_at` stays; a tie keeps the one on
  * the node with the greater name), so it ends on one node.
  */
-import type { StarlingNode } from '../node/node.js'
+import type { NodeComponents } from '../node/node.js'
+
+/** What the client registry uses of the node: the MQTT core, the hooks bus and `node.name`. */
+export type SessionsComponents = Pick<NodeComponents, 'broker' | 'hooks' | 'name'>
 import type { Logger } from '../node/logger.js'
 import type { ClientView, SessionStore } from '../node/mqtt/core.js'
 import type { Mesh, Frame } from './mesh.js'
@@ -36,9 +39,11 @@ const TAKEOVER_TIMEOUT_MS = 5000
 export class Sessions {
   private readonly local = new Map<string, Entry>()
   private readonly remote = new Map<string, Map<string, Entry>>()
+  /** Removes the takeover hook added in start(). */
+  private offAccept: (() => void) | null = null
   private readonly unsubscribe: Array<() => void> = []
 
-  constructor (private readonly node: StarlingNode, private readonly mesh: Mesh, private readonly rpc: MeshRpc, private readonly log: Logger) {}
+  constructor (private readonly node: SessionsComponents, private readonly mesh: Mesh, private readonly rpc: MeshRpc, private readonly log: Logger) {}
 
   private get persistence (): SessionStore { return this.node.broker.core.sessions }
 
@@ -60,14 +65,15 @@ export class Sessions {
       const keeps = this.persistence.subscriptionsOf(e.client_id).length > 0 || this.persistence.queuedOf(e.client_id).length > 0
       this.set(e.client_id, keeps ? { at: e.connected_at, on: false } : null)
     }))
-    this.node.broker.beforeAccept = async (client, cleanStart) => { await this.takeOver(client.id, cleanStart) }
+    this.offAccept = this.node.broker.addAcceptHook(async (client, cleanStart) => { await this.takeOver(client.id, cleanStart) })
     this.mesh.on('frame', (from, frame) => { this.onFrame(from, frame) })
     this.rpc.handle('session.takeover', async (args: { clientId: string, clean: boolean }) => await this.giveUp(String(args.clientId), args.clean === true))
   }
 
   stop (): void {
     for (const off of this.unsubscribe) off()
-    this.node.broker.beforeAccept = null
+    this.offAccept?.()
+    this.offAccept = null
   }
 
   /** The node a client id is on (this node first), or undefined. */

@@ -19,7 +19,10 @@ export const METRIC_NAMES = [
   'messages/qos0/received', 'messages/qos0/sent',
   'messages/qos1/received', 'messages/qos1/sent',
   'messages/qos2/received', 'messages/qos2/sent',
-  'messages/qos2/expired', 'messages/qos2/dropped'
+  'messages/qos2/expired', 'messages/qos2/dropped',
+  // EMQ X 4.4's auth and ACL counters (beyond the spec's list): docs/auth.md
+  'client.auth.success', 'client.auth.failure', 'client.auth.ignore',
+  'client.acl.allow', 'client.acl.deny'
 ] as const
 
 export type MetricName = typeof METRIC_NAMES[number]

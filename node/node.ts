@@ -14,7 +14,8 @@ import { createControlServer, controlSocketPath, type ControlServer } from './co
 import { VERSION } from './version.js'
 import { ListenError } from './listen-error.js'
 import { HooksBus } from './hooks.js'
-import { startServices, type NodeServices } from './services.js'
+import { startServices, startPlugins, type NodeServices } from './services.js'
+import { registerOperations } from './ops/index.js'
 import { NodeRpc } from './rpc.js'
 import { ListenerBoard } from './listener-board.js'
 import type { PluginDefinition } from './plugins/types.js'
@@ -53,12 +54,21 @@ export interface StarlingNode {
 }
 
 
-/** What the core needs of the cluster part: its members (RPC, `cluster status`), and a stop. */
+/**
+ * What the core needs of the cluster part: built with the node (before it starts), started
+ * once the plugins run, stopped before the services. Its members reach the node's RPC
+ * through {@link NodeRpc.attachRemote}.
+ */
 export interface ClusterPart {
   /** Every member this node knows, itself first, and whether it runs. */
   status: () => Array<{ name: string, status: 'running' | 'stopped' }>
+  /** Starts the mesh; rejects when `cluster.listen` cannot be bound. */
+  start: () => Promise<void>
   stop: () => Promise<void>
 }
+
+/** The node's core and services: what the parts above the core are built from (everything but the parts). */
+export type NodeComponents = Omit<StarlingNode, 'cluster' | 'port' | 'stop'>
 
 /**
  * The parts above the core that a node is assembled with. The composition root
@@ -68,10 +78,10 @@ export interface ClusterPart {
 export interface NodeParts {
   /** Every plugin the node offers, in load order; default the core's own (retainer, delayed publish, auth). */
   plugins?: readonly PluginDefinition[]
-  /** Registers a part's operations on the node's RPC (rule engine, schema registry), after the core's. */
+  /** Registers a part's operations on the node's RPC (rule engine, schema registry), after the core's, once the node is complete. */
   operations?: ReadonlyArray<(node: StarlingNode) => void>
-  /** Starts the cluster part once the services run; a failure to bind is `cluster.listen`'s. */
-  cluster?: (node: StarlingNode) => Promise<ClusterPart>
+  /** Builds the cluster part from the node's components (started after the plugins; a failure to bind is `cluster.listen`'s). */
+  cluster?: (components: NodeComponents) => ClusterPart
 }
 
 /** How a node is started beside its configuration. */
@@ -121,27 +131,33 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
     control.register('listeners', (): ListenerInfo[] => listeners.map(l => l.info()))
     await control.start()
     cleanups.unshift(() => control.stop())
-    let stopping: Promise<void> | null = null
-    const node: StarlingNode = {
-      config, logger, store, shared, broker, metrics, hooks, listeners, control, name, startedAt, services: {} as NodeServices, cluster: undefined,
-      listenerBoard: new ListenerBoard(),
-      rpc: undefined as unknown as NodeRpc,
-      port: (protocol) => listeners.find(l => l.spec.protocol === protocol)?.port ?? 0,
-      stop: () => (stopping ??= runAll(cleanups, logger))
-    }
-    ;(node as { rpc: NodeRpc }).rpc = new NodeRpc(node)
+    const onStop = (stop: () => Promise<void>): void => { cleanups.unshift(stop) }
     const parts = init.parts ?? {}
-    await startServices(node, { cwd, etcDir: init.etcDir, env: init.env, plugins: parts.plugins, operations: parts.operations }, (stop) => cleanups.unshift(stop))
-    if (parts.cluster !== undefined) {
-      let cluster: ClusterPart
+    // One object, grown in typed steps: each part is given it when everything the part's
+    // components type lists is in it, and the node's config, which the configs API replaces
+    // (node/ops/config-ops.ts), is the same for all of them.
+    const core = { config, logger, store, shared, broker, metrics, hooks, listeners, control, name, startedAt, rpc: new NodeRpc(name), listenerBoard: new ListenerBoard() }
+    const services = await startServices(core, { cwd, etcDir: init.etcDir, env: init.env, plugins: parts.plugins }, onStop)
+    const components: NodeComponents = Object.assign(core, { services })
+    const cluster = parts.cluster?.(components)
+    let stopping: Promise<void> | null = null
+    const node: StarlingNode = Object.assign(components, {
+      cluster,
+      port: (protocol: ListenerSpec['protocol']) => listeners.find(l => l.spec.protocol === protocol)?.port ?? 0,
+      stop: () => (stopping ??= runAll(cleanups, logger))
+    })
+    // the operations the API and the CLI call, the core's then the parts', before any plugin runs
+    registerOperations(node)
+    for (const register of parts.operations ?? []) register(node)
+    await startPlugins(node, onStop)
+    if (cluster !== undefined) {
       try {
-        cluster = await parts.cluster(node)
+        await cluster.start()
       } catch (err: any) {
         const listen = config['cluster.listen'] as { host: string, port: number }
         throw new ListenError('cluster.listen', `${listen.host}:${listen.port}`, err)
       }
-      ;(node as { cluster: ClusterPart }).cluster = cluster
-      cleanups.unshift(() => cluster.stop())
+      onStop(() => cluster.stop())
       warnOfDefaultCookie(config, logger)
     }
     // accept clients last: every service (ACL, banned list, packet tap) applies to the first one

@@ -1,4 +1,3 @@
-import type { StarlingNode } from './node.js'
 import { ApiError, CODES, toApiError } from './errors.js'
 
 /**
@@ -6,12 +5,14 @@ import { ApiError, CODES, toApiError } from './errors.js'
  * or does to itself (kick a client, load a plugin). Arguments and results are plain JSON, so
  * the cluster can carry the call to another node unchanged.
  */
-export type NodeOperation = (node: StarlingNode, args: any) => Promise<unknown> | unknown
+export type NodeOperation = (args: any) => Promise<unknown> | unknown
 
-/** How the cluster reaches another node (set by the cluster layer). */
+/** How the cluster reaches another node (attached by the cluster part, see {@link NodeRpc.attachRemote}). */
 export interface RemoteCaller {
   /** Names of the running nodes, this one included. */
   nodes: () => string[]
+  /** Members of the cluster that are not running (`stopped` in `cluster status`). */
+  stopped: () => string[]
   /** Runs operation `name` on `node` and returns its JSON result; rejects with the node's error. */
   call: (node: string, name: string, args: unknown) => Promise<unknown>
 }
@@ -54,10 +55,20 @@ export interface ClusterList<T> {
  */
 export class NodeRpc {
   private readonly operations = new Map<string, NodeOperation>()
-  /** Set by the cluster layer; null on a single node. */
-  remote: RemoteCaller | null = null
+  /** The cluster's caller while the cluster part runs; null on a single node. */
+  private remote: RemoteCaller | null = null
 
-  constructor (readonly node: StarlingNode) {}
+  /** @param name this node's name (`node.name`) */
+  constructor (readonly name: string) {}
+
+  /**
+   * Lets calls for other nodes travel through `remote` (the cluster part, once its mesh
+   * runs); the returned function detaches it again (calls are local-only after it).
+   */
+  attachRemote (remote: RemoteCaller): () => void {
+    this.remote = remote
+    return () => { if (this.remote === remote) this.remote = null }
+  }
 
   /** Registers an operation under `name` (e.g. `connections.list`). */
   register (name: string, operation: NodeOperation): void {
@@ -69,14 +80,14 @@ export class NodeRpc {
   async local (name: string, args: unknown): Promise<unknown> {
     const operation = this.operations.get(name)
     if (operation === undefined) throw new ApiError(CODES.UNKNOWN, `unknown node operation ${name}`, 500)
-    return await operation(this.node, args)
+    return await operation(args)
   }
 
   /** The running nodes, this one first. */
   nodes (): string[] {
-    if (this.remote === null) return [this.node.name]
-    const others = this.remote.nodes().filter(n => n !== this.node.name)
-    return [this.node.name, ...others]
+    if (this.remote === null) return [this.name]
+    const others = this.remote.nodes().filter(n => n !== this.name)
+    return [this.name, ...others]
   }
 
   /**
@@ -95,7 +106,7 @@ export class NodeRpc {
   /** Runs operation `name` on `node`. */
   async call<T = unknown> (node: string, name: string, args: unknown = {}): Promise<T> {
     this.checkNode(node)
-    if (node === this.node.name || this.remote === null) return await this.local(name, args) as T
+    if (node === this.name || this.remote === null) return await this.local(name, args) as T
     try {
       return await this.remote.call(node, name, args) as T
     } catch (err) {
@@ -149,10 +160,9 @@ export class NodeRpc {
    * Empty on a single node, and before the cluster part has started.
    */
   stoppedNodes (): string[] {
-    const cluster = this.node.cluster as StarlingNode['cluster'] | undefined
-    if (cluster === undefined || this.remote === null) return []
+    if (this.remote === null) return []
     const running = new Set(this.nodes())
-    return cluster.status().filter(m => m.status === 'stopped' && !running.has(m.name)).map(m => m.name)
+    return this.remote.stopped().filter(name => !running.has(name))
   }
 }
 

@@ -6,13 +6,13 @@ import { createBannedService, registerBannedControl, type BannedService } from '
 import { ListenError } from './listen-error.js'
 import { createPluginManager, registerPluginControl, CORE_PLUGINS, type PluginManager } from './plugins/index.js'
 import { svcAuthClientid, svcAuthUsername } from './auth/index.js'
+import { AUTH_BACKEND_PLUGINS } from './auth/backends.js'
 import { createStats, type Stats } from './stats.js'
 import { createAlarms, createOsMonitor, type Alarms } from './alarms/index.js'
-import { createSysService, createSysmon, createMissedAcksTap, combineTaps } from './sys/index.js'
+import { createSysService, createSysmon, createMissedAcksTap } from './sys/index.js'
 import { createTraceService, createLogService, type TraceService } from './trace/index.js'
 import { createApps, type AppsService } from './apps/apps.js'
 import { registerAppsControl } from './apps/ctl.js'
-import { registerOperations } from './ops/index.js'
 
 /** The services a node runs on top of its MQTT core (what the API and the CLI read). */
 export interface NodeServices {
@@ -34,72 +34,85 @@ export interface ServicesInit {
   env?: Record<string, string | undefined>
   /** Every plugin the node offers, in load order (see NodeParts); default the core's own. */
   plugins?: readonly PluginDefinition[]
-  /** Operations of the parts above the core, registered after the core's. */
-  operations?: ReadonlyArray<(node: StarlingNode) => void>
 }
 
+/**
+ * What the services use of the node: its core, built before them. (The plugins get the
+ * whole node, once it is complete: {@link startPlugins}.)
+ */
+export type ServicesComponents = Pick<StarlingNode, 'config' | 'logger' | 'store' | 'shared' | 'broker' | 'metrics' | 'hooks' | 'control' | 'name' | 'rpc' | 'startedAt'>
+
 /** The core's own plugins, in load order: what a node without parts offers. */
-export const CORE_PLUGIN_LIST: readonly PluginDefinition[] = [...CORE_PLUGINS, svcAuthClientid, svcAuthUsername]
+export const CORE_PLUGIN_LIST: readonly PluginDefinition[] = [...CORE_PLUGINS, svcAuthClientid, svcAuthUsername, ...AUTH_BACKEND_PLUGINS]
 
 /** Anything with a start and a stop, sync or async. */
 interface Startable { start: () => unknown, stop: () => unknown }
 
 /**
  * Starts the node's services in dependency order, before any listener accepts a client
- * (so the ACL, banned list and packet tap apply to the first connection). Each started
- * service's stop is handed to `onStop`; the node runs them in reverse order.
+ * (so the ACL, banned list and packet taps apply to the first connection), and creates
+ * the plugin manager (its plugins load in {@link startPlugins}, once the node is
+ * complete). Each started service's stop is handed to `onStop`; the node runs them in
+ * reverse order.
  */
-export async function startServices (node: StarlingNode, init: ServicesInit, onStop: (stop: () => Promise<void>) => void): Promise<NodeServices> {
-  const services = node.services as NodeServices
+export async function startServices (node: ServicesComponents, init: ServicesInit, onStop: (stop: () => Promise<void>) => void): Promise<NodeServices> {
   const started = async (service: Startable): Promise<void> => {
     await service.start()
     onStop(async () => { await service.stop() })
   }
   const unregister = (off: () => void): void => onStop(async () => off())
 
-  registerOperations(node)
-  for (const register of init.operations ?? []) register(node)
-  services.acl = createAclService(node)
-  await started(services.acl)
-  services.banned = createBannedService(node)
-  await started(services.banned)
-  unregister(registerBannedControl(node, services.banned))
+  const acl = createAclService(node)
+  await started(acl)
+  const banned = createBannedService(node)
+  await started(banned)
+  unregister(registerBannedControl(node, banned))
 
-  services.stats = createStats(node)
-  await started(services.stats)
-  services.alarms = createAlarms(node)
-  onStop(() => services.alarms.flushed()) // pending history writes, before the store closes
-  await started(createOsMonitor(node, services.alarms))
-  await started(createSysService(node, { stats: services.stats.snapshot, runningNodes: () => node.rpc.nodes() }))
+  const stats = createStats(node)
+  await started(stats)
+  const alarms = createAlarms(node)
+  onStop(() => alarms.flushed()) // pending history writes, before the store closes
+  await started(createOsMonitor(node, alarms))
+  await started(createSysService(node, { stats: stats.snapshot, runningNodes: () => node.rpc.nodes() }))
   await started(createSysmon(node))
-  services.traces = createTraceService(node)
-  await started(services.traces)
+  const traces = createTraceService(node)
+  await started(traces)
   await started(createLogService(node))
-  node.broker.packetTap = combineTaps(createMissedAcksTap(node.metrics), services.traces.packetTap)
+  unregister(node.broker.addPacketTap(createMissedAcksTap(node.metrics)))
+  unregister(node.broker.addPacketTap(traces.packetTap))
 
-  services.apps = createApps(node.shared, node.logger, () => node.config['management.default_application.id'])
-  await services.apps.migrate()
-  const generated = await services.apps.bootstrap(node.config['management.default_application.id'], node.config['management.default_application.secret'])
+  const apps = createApps(node.shared, node.logger, () => node.config['management.default_application.id'])
+  await apps.migrate()
+  const generated = await apps.bootstrap(node.config['management.default_application.id'], node.config['management.default_application.secret'])
   if (generated !== null) {
     // shown once: the operator copies it (or sets management.default_application.secret)
     node.logger.warn({ app_id: node.config['management.default_application.id'], secret: generated },
       'management API: created the default application with a generated secret; keep it, it is not shown again')
   }
-  unregister(registerAppsControl(node, services.apps))
+  unregister(registerAppsControl(node, apps))
 
-  services.plugins = createPluginManager({
-    node,
+  const plugins = createPluginManager({
+    components: node,
     definitions: [...(init.plugins ?? CORE_PLUGIN_LIST)],
     etcDir: init.etcDir ?? resolve(init.cwd, 'etc'),
     env: init.env
   })
-  const failed = await services.plugins.start()
-  onStop(() => services.plugins.stop())
-  // a plugin's listener that cannot bind (the management API) stops the start, as the MQTT
-  // and cluster listeners do: a node must not say it runs without the listeners it was given
+  return { acl, banned, stats, alarms, traces, apps, plugins }
+}
+
+/**
+ * Loads the node's plugins (`data/loaded_plugins`) into the complete node and serves the
+ * `plugins` commands. A plugin's listener that cannot bind (the management API) stops the
+ * start, as the MQTT and cluster listeners do; other failures are logged.
+ */
+export async function startPlugins (node: StarlingNode, onStop: (stop: () => Promise<void>) => void): Promise<void> {
+  const plugins = node.services.plugins
+  const failed = await plugins.start(node)
+  onStop(() => plugins.stop())
+  // a node must not say it runs without the listeners it was given
   const unbound = failed.find(err => err.cause instanceof ListenError)
   if (unbound !== undefined) throw unbound.cause as ListenError
   for (const err of failed) node.logger.error({ err, plugin: err.plugin }, 'a plugin could not be loaded')
-  unregister(registerPluginControl(node, services.plugins))
-  return services
+  const off = registerPluginControl(node, plugins)
+  onStop(async () => off())
 }

@@ -34,7 +34,7 @@ export interface BannedServiceComponents {
   store: Pick<Store, 'table'>
   /** The cluster-wide tables: when given, the list is its table `banned` and replicates. */
   shared?: Pick<SharedData, 'table'>
-  broker: Pick<Broker, 'banned'>
+  broker: Pick<Broker, 'useBannedList'>
   logger: Logger
 }
 
@@ -85,6 +85,7 @@ export function createBannedService (components: BannedServiceComponents, opts: 
   const purgeIntervalMs = opts.purgeIntervalMs ?? DEFAULT_PURGE_INTERVAL_MS
   let timer: NodeJS.Timeout | undefined
   let unfollow: (() => void) | undefined
+  let offBroker: (() => void) | undefined
 
   const isLive = (entry: BannedEntry): boolean => entry.until * 1000 > now()
   /** The live entry at (as, who); `who` already normalised. */
@@ -140,7 +141,7 @@ export function createBannedService (components: BannedServiceComponents, opts: 
 
     async start () {
       if (timer !== undefined) return
-      components.broker.banned = service
+      offBroker = components.broker.useBannedList(service)
       // nothing to update (reads go to the table); the log says where a change came from
       unfollow = table.onRemoteChange?.((key, entry) => {
         if (entry !== undefined) logger.info({ who: entry.who, as: entry.as, until: entry.until }, 'banned entry added on another node')
@@ -158,7 +159,8 @@ export function createBannedService (components: BannedServiceComponents, opts: 
       timer = undefined
       unfollow?.()
       unfollow = undefined
-      if (components.broker.banned === service) components.broker.banned = null
+      offBroker?.()
+      offBroker = undefined
     }
   }
   return service

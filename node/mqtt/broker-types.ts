@@ -2,7 +2,6 @@ import type { TLSSocket } from 'node:tls'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics.js'
 import type { HooksBus } from '../hooks.js'
-import type { RouteEvents } from './router.js'
 import type { StorePersistence } from './persistence.js'
 
 /** Where a connection came from, for the listener counters and the API. */
@@ -23,8 +22,28 @@ export interface ConnectionOrigin {
 /** An authentication verdict from the auth chain. */
 export type AuthVerdict = 'allow' | 'deny' | 'ignore'
 
-/** What an authenticator is told about a connecting client. */
-export interface AuthInfo { clientId: string, username?: string, password?: Buffer, peerhost: string, peer: string }
+/** What an authenticator is told about a connecting client (EMQ X's placeholders draw on it). */
+export interface AuthInfo {
+  clientId: string
+  username?: string
+  password?: Buffer
+  peerhost: string
+  /** `ip:port` of the peer. */
+  peer: string
+  /** The local port the client connected to (`%p`). */
+  sockport?: number
+  /** Listener protocol, e.g. `mqtt:tcp`. */
+  listener?: string
+  /** The TLS client certificate's subject CN and whole subject DN, when it sent one (`%C`, `%d`). */
+  certCn?: string
+  certDn?: string
+}
+
+/** A verdict with what comes with an `allow`: a superuser bypasses the ACL. */
+export interface AuthResult {
+  verdict: AuthVerdict
+  superuser?: boolean
+}
 
 /** One provider in the auth chain (the `svc_auth_*` plugins). */
 export interface Authenticator {
@@ -32,15 +51,30 @@ export interface Authenticator {
   name: string
   /** Higher runs first; equal priorities run in the order they were added (spec: Authentication). */
   priority: number
-  authenticate: (info: AuthInfo) => Promise<AuthVerdict> | AuthVerdict
+  authenticate: (info: AuthInfo) => Promise<AuthVerdict | AuthResult> | AuthVerdict | AuthResult
 }
 
 /** Who a client is, for ACL and banned checks. */
-export interface AccessClient { clientId: string, username: string | undefined, peerhost: string }
+export interface AccessClient {
+  clientId: string
+  username: string | undefined
+  peerhost: string
+  /** Set when the authenticator that let the client in said it is a superuser: every check allows. */
+  superuser?: boolean
+  /** The local port the client connected to, and its listener protocol (the backends' `%p`). */
+  sockport?: number
+  listener?: string
+  /** The TLS client certificate's CN and DN (`%C`, `%d`). */
+  certCn?: string
+  certDn?: string
+}
 
-/** The ACL (`acl_file`): decides each publish and subscribe. */
+/** An ACL decision, at once or after a backend answered. */
+export type AccessDecision = 'allow' | 'deny'
+
+/** The ACL (`acl_file` and the ACL sources of the auth backends): decides each publish and subscribe. */
 export interface AccessControl {
-  check: (client: AccessClient, action: 'publish' | 'subscribe', topic: string) => 'allow' | 'deny'
+  check: (client: AccessClient, action: 'publish' | 'subscribe', topic: string) => AccessDecision | Promise<AccessDecision>
 }
 
 /** The banned list: the reason a client is refused at CONNECT, or null. */
@@ -55,5 +89,4 @@ export interface BrokerComponents {
   hooks: HooksBus
   /** The store-backed aedes persistence. */
   persistence: StorePersistence
-  routeEvents?: RouteEvents
 }

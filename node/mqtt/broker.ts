@@ -1,5 +1,6 @@
 import { Aedes } from 'aedes'
 import type { Duplex } from 'node:stream'
+import type { TLSSocket } from 'node:tls'
 import { type ConnectionOrigin, type AuthInfo, type Authenticator, type AccessClient, type AccessControl, type BannedList, type BrokerComponents } from './broker-types.js'
 import { QOS_RECEIVED_METRIC } from '../metrics.js'
 import { MessageRouter } from './router.js'
@@ -16,7 +17,7 @@ import { installWillPublish } from './will.js'
 import { assignClientId } from './client-id.js'
 import { attachClientEvents, messageEvent } from './broker-events.js'
 import type { MessageEvent } from '../hooks.js'
-import type { PacketTap } from '../sys/packet-tap.js'
+import { combineTaps, type PacketTap } from '../sys/packet-tap.js'
 import { countDropReason } from '../sys/drop-metrics.js'
 import { limitsFrom, type BrokerSettings } from './settings.js'
 import { startSessionLimits, type SessionLimits } from './session-limits.js'
@@ -40,20 +41,16 @@ export class Broker {
   readonly router: MessageRouter
   /** The auth chain, highest priority first; see {@link addAuthenticator}. */
   readonly authenticators: Authenticator[] = []
-  /** The ACL, when one is loaded; null allows everything. */
-  acl: AccessControl | null = null
-  /** The banned list, when there is one. */
-  banned: BannedList | null = null
-  /** Given to every new connection's wire: sees each frame (missed acks, traces). */
-  get packetTap (): PacketTap | null { return this.tap }
-  set packetTap (tap: PacketTap | null) {
-    this.tap = tap
-    this.wireTap = this.sessionLimits.tapWith(tap)
-  }
-
-  private tap: PacketTap | null = null
-  /** What each wire taps: the delivery retries (`mqtt.retry_interval`), then {@link packetTap}. */
+  /** The ACL, while the ACL service runs (see {@link useAccessControl}); null allows everything. */
+  private acl: AccessControl | null = null
+  /** The banned list, while there is one (see {@link useBannedList}). */
+  private banned: BannedList | null = null
+  /** The packet taps added with {@link addPacketTap}, in order. */
+  private packetTaps: readonly PacketTap[] = []
+  /** What each new wire taps: the delivery retries (`mqtt.retry_interval`), then the {@link packetTaps}. */
   private wireTap: PacketTap
+  /** Run once a CONNECT is authenticated, before the session is set up; see {@link addAcceptHook}. */
+  private acceptHooks: ReadonlyArray<(client: ClientView, cleanStart: boolean) => Promise<void>> = []
   /** `mqtt.max_mqueue_len`, `max_subscriptions`, `max_awaiting_rel`, `await_rel_timeout` ... */
   private readonly sessionLimits: SessionLimits
   /** `acl_deny_action`: `disconnect` closes a client whose publish or subscribe is denied. */
@@ -78,9 +75,12 @@ export class Broker {
   /** Creates and starts the MQTT core (aedes and its persistence set up, no listener yet). */
   static async create (settings: BrokerSettings, c: BrokerComponents): Promise<Broker> {
     const aedesId = settings.nodeName
-    const router = new MessageRouter(settings.sharedStrategy, `$SYS/${aedesId}/`, c.routeEvents)
     // the hooks need the Broker, which needs aedes: they reach it through this holder
     const self: { broker?: Broker } = {}
+    const router = new MessageRouter(settings.sharedStrategy, `$SYS/${aedesId}/`, {
+      onNoSubscribers: (packet) => self.broker!.dropped(packet, 'no_subscribers'),
+      onPublish: (packet) => { self.broker!.routed(packet) }
+    })
     const aedes: any = new Aedes({
       id: aedesId,
       mq: router,
@@ -108,17 +108,6 @@ export class Broker {
     // the hooks above need `broker`, and aedes publishes its birth message in listen()
     const broker = self.broker = new Broker(settings, c, aedes, router)
     router.localBrokerId = aedes.id
-    router.onNoSubscribers = (packet) => broker.dropped(packet, 'no_subscribers')
-    router.onPublish = (packet) => {
-      // the copy aedes routes (it has brokerCounter, so every event of this message shares an id)
-      const taps = broker.taps
-      for (let i = 0; i < taps.length; i++) {
-        if (packet.topic.startsWith(taps[i].prefix)) taps[i].fn(messageEvent('message.publish', settings.nodeName, packet, aedes.clients[packet.clientId] ?? null))
-      }
-      if (c.hooks.has('message.publish')) {
-        c.hooks.emit('message.publish', messageEvent('message.publish', settings.nodeName, packet, aedes.clients[packet.clientId] ?? null))
-      }
-    }
     attachClientEvents(aedes, c.hooks, settings.nodeName, (client) => wireOf(client)?.closeReason ?? 'closed')
     await aedes.listen()
     broker.sessions = new SessionRegistry(aedes, c.persistence)
@@ -132,10 +121,53 @@ export class Broker {
   }
 
   /**
-   * Set by the cluster: runs once a CONNECT is authenticated, before aedes sets up the
-   * session, so that a session of the same client id on another node is taken over first.
+   * Runs `hook` once a CONNECT is authenticated, before aedes sets up the session (the
+   * cluster takes over a session of the same client id on another node there); hooks run
+   * in the order added, and a failing one is logged and the client still accepted. Returns
+   * the function that removes it.
    */
-  beforeAccept: ((client: ClientView, cleanStart: boolean) => Promise<void>) | null = null
+  addAcceptHook (hook: (client: ClientView, cleanStart: boolean) => Promise<void>): () => void {
+    this.acceptHooks = [...this.acceptHooks, hook]
+    return () => { this.acceptHooks = this.acceptHooks.filter(h => h !== hook) }
+  }
+
+  /**
+   * Decides every publish and subscribe with `acl` (the ACL service); returns the function
+   * that removes it again (everything is allowed then). One ACL at a time.
+   */
+  useAccessControl (acl: AccessControl): () => void {
+    if (this.acl !== null) throw new Error('the broker already has an ACL')
+    this.acl = acl
+    return () => { if (this.acl === acl) this.acl = null }
+  }
+
+  /** The ACL in force, or null (for the ACL check operation). */
+  get accessControl (): AccessControl | null { return this.acl }
+
+  /** Refuses banned clients at CONNECT with `list`; returns the function that removes it. One list at a time. */
+  useBannedList (list: BannedList): () => void {
+    if (this.banned !== null) throw new Error('the broker already has a banned list')
+    this.banned = list
+    return () => { if (this.banned === list) this.banned = null }
+  }
+
+  /** The banned list in force, or null. */
+  get bannedList (): BannedList | null { return this.banned }
+
+  /**
+   * Shows every frame of each connection accepted from now on to `tap` (missed acks,
+   * traces); taps see a frame in the order they were added. Returns the function that
+   * removes it (for connections accepted after that).
+   */
+  addPacketTap (tap: PacketTap): () => void {
+    this.setPacketTaps([...this.packetTaps, tap])
+    return () => { this.setPacketTaps(this.packetTaps.filter(t => t !== tap)) }
+  }
+
+  private setPacketTaps (taps: readonly PacketTap[]): void {
+    this.packetTaps = taps
+    this.wireTap = this.sessionLimits.tapWith(taps.length === 0 ? null : combineTaps(...taps))
+  }
 
   /** The typed MQTT core: clients, sessions, retained messages, publishing. */
   get core (): MqttCore { return this.aedesCore }
@@ -149,6 +181,19 @@ export class Broker {
   }
 
   private readonly taps: Array<{ prefix: string, fn: (event: MessageEvent) => void }> = []
+
+  /** A client-visible message published on this node, as the router routes it: its `message.publish` event. */
+  private routed (packet: any): void {
+    // the copy aedes routes (it has brokerCounter, so every event of this message shares an id)
+    const taps = this.taps
+    const node = this.settings.nodeName
+    for (let i = 0; i < taps.length; i++) {
+      if (packet.topic.startsWith(taps[i].prefix)) taps[i].fn(messageEvent('message.publish', node, packet, this.aedes.clients[packet.clientId] ?? null))
+    }
+    if (this.c.hooks.has('message.publish')) {
+      this.c.hooks.emit('message.publish', messageEvent('message.publish', node, packet, this.aedes.clients[packet.clientId] ?? null))
+    }
+  }
 
   /**
    * Calls `fn` with the `message.publish` event of every message published on this node
@@ -196,8 +241,11 @@ export class Broker {
 
   /** Who `client` is, for ACL and banned checks. */
   private accessClient (client: any): AccessClient {
-    const state = stateOf(client)
-    return { clientId: client.id, username: state?.username, peerhost: state?.peerhost ?? '' }
+    const access = stateOf(client)?.access
+    if (access === undefined) return { clientId: client.id, username: undefined, peerhost: '' }
+    // aedes assigns the id of a client that sent none after preConnect
+    if (access.clientId !== client.id) access.clientId = client.id
+    return access
   }
 
   /** Number of connections with a wire (accepted sockets, connected or not yet). */
@@ -258,7 +306,15 @@ export class Broker {
       expiryInterval: v5 ? (packet.properties?.sessionExpiryInterval ?? 0) : (packet.clean !== false ? 0 : Math.floor(this.settings.sessionExpiryMs / 1000)),
       isBridge: packet.bridgeMode === true,
       connProps: packet.properties ?? {},
-      connectedAt: 0
+      connectedAt: 0,
+      access: {
+        clientId: client.id,
+        username: packet.username,
+        peerhost: origin?.address ?? '',
+        sockport: origin?.localPort,
+        listener: origin?.protocol,
+        ...certificateNames(origin?.tlsSocket)
+      }
     }
     client[clientState] = state
     if (wire) installFastDeliver(client, wire, (p, reason) => this.dropped(p, reason))
@@ -282,7 +338,18 @@ export class Broker {
     // [MQTT-3.1.3-5] aedes checks the length for MQTT 3.1 only
     if (client.id.length > this.settings.maxClientIdLen) return cb(connectError(2, 'client id too long'))
     const wire = wireOf(client)
-    const info: AuthInfo = { clientId: client.id, username, password, peerhost: wire?.peer.address ?? '', peer: wire ? `${wire.peer.address}:${wire.peer.port}` : '' }
+    const access = this.accessClient(client)
+    const info: AuthInfo = {
+      clientId: client.id,
+      username,
+      password,
+      peerhost: wire?.peer.address ?? '',
+      peer: wire ? `${wire.peer.address}:${wire.peer.port}` : '',
+      sockport: access.sockport,
+      listener: access.listener,
+      certCn: access.certCn,
+      certDn: access.certDn
+    }
     const bannedFor = this.banned?.check(this.accessClient(client)) ?? null
     if (bannedFor !== null) {
       // v5 CONNACK 0x8A (Banned); aedes only knows the v3 return codes, so the wire patches it
@@ -294,23 +361,35 @@ export class Broker {
       // a connected client with this id is about to be taken over [MQTT-3.1.4-2]
       const previous = wireOf(this.aedes.clients[client.id])
       if (previous !== undefined) previous.closeReason = 'takeovered'
-      if (this.beforeAccept !== null) {
+      for (const hook of this.acceptHooks) {
         try {
-          await this.beforeAccept(this.aedesCore.viewOf(client), stateOf(client)?.cleanStart !== false)
+          await hook(this.aedesCore.viewOf(client), stateOf(client)?.cleanStart !== false)
         } catch (err) {
-          this.c.logger.warn({ err, clientId: client.id }, 'cluster takeover failed; accepting the connection without the old session')
+          this.c.logger.warn({ err, clientId: client.id }, 'a hook before accepting the client failed (cluster takeover); accepting the connection without the old session')
         }
       }
       if (this.sessions?.resume(client) === true && wire) wire.sessionPresent = true
       cb(null, true)
     }
+    const metrics = this.c.metrics
     try {
       for (const provider of this.authenticators) {
-        const verdict = await provider.authenticate(info)
-        if (verdict === 'allow') return await accept()
-        if (verdict === 'deny') return cb(connectError(username === undefined ? 5 : 4, 'bad user name or password'))
+        const answer = await provider.authenticate(info)
+        const verdict = typeof answer === 'string' ? answer : answer.verdict
+        if (verdict === 'allow') {
+          metrics['client.auth.success']++
+          access.superuser = typeof answer !== 'string' && answer.superuser === true
+          return await accept()
+        }
+        if (verdict === 'deny') {
+          metrics['client.auth.failure']++
+          return cb(connectError(username === undefined ? 5 : 4, 'bad user name or password'))
+        }
       }
+      // every provider ignored the client (or there is none): allow_anonymous decides
+      metrics['client.auth.ignore']++
       if (this.settings.allowAnonymous) return await accept()
+      metrics['client.auth.failure']++
       cb(connectError(5, 'not authorized'))
     } catch (err) {
       this.c.logger.warn({ err, clientId: client.id }, 'authentication failed with an error')
@@ -322,9 +401,21 @@ export class Broker {
     if (packet.topic.startsWith('$SYS/')) return cb(new Error('$SYS topics are published by the broker only'))
     const maxLevels = this.settings.maxTopicLevels
     if (maxLevels > 0 && topicLevels(packet.topic) > maxLevels) return cb(new Error(`topic has more than ${maxLevels} levels (mqtt.max_topic_levels)`))
-    if (client && this.acl !== null && this.acl.check(this.accessClient(client), 'publish', packet.topic) === 'deny') {
-      return this.denyPublish(client, packet, cb)
+    if (client && this.acl !== null) {
+      const decision = this.acl.check(this.accessClient(client), 'publish', packet.topic)
+      if (decision === 'deny') return this.denyPublish(client, packet, cb)
+      if (decision !== 'allow') {
+        // a backend is asked (not cached): aedes waits for the callback, in order per client
+        decision.then(d => d === 'deny' ? this.denyPublish(client, packet, cb) : this.publishAllowed(client, packet, cb),
+          (err: Error) => { this.c.logger.warn({ err, clientId: client.id }, 'ACL check failed; publish denied'); this.denyPublish(client, packet, cb) })
+        return
+      }
     }
+    this.publishAllowed(client, packet, cb)
+  }
+
+  /** The rest of {@link authorizePublish} once the ACL allowed the publish. */
+  private publishAllowed (client: any, packet: any, cb: (err?: Error | null) => void): void {
     if (client && packet.qos === 2 && this.sessionLimits.refusesAwaitingRel(wireOf(client), client, packet)) return cb(null)
     if (client && packet.qos === 1) {
       // Hold this client's output (its PUBACK) until the publish completes, i.e. until the
@@ -342,12 +433,29 @@ export class Broker {
     const wire = wireOf(client)
     // refused on the wire (invalid filter, feature off): the SUBACK code is already recorded
     if (wire?.isRefused(topic)) return cb(null, null)
-    if (this.acl !== null && this.acl.check(this.accessClient(client), 'subscribe', displayFilter(topic)) === 'deny') {
-      // spec: ACL denial answers 0x80 for MQTT 3.1.1 and 5 alike (aedes would say 0x87)
-      wire?.setSubackCode(topic, 0x80)
-      if (this.aclDenyAction === 'disconnect') this.disconnectDenied(client)
-      return cb(null, null)
+    if (this.acl !== null) {
+      const decision = this.acl.check(this.accessClient(client), 'subscribe', displayFilter(topic))
+      if (decision === 'deny') return this.denySubscribe(client, topic, cb)
+      if (decision !== 'allow') {
+        decision.then(d => d === 'deny' ? this.denySubscribe(client, topic, cb) : this.subscribeAllowed(client, sub, cb),
+          (err: Error) => { this.c.logger.warn({ err, clientId: client.id }, 'ACL check failed; subscribe denied'); this.denySubscribe(client, topic, cb) })
+        return
+      }
     }
+    this.subscribeAllowed(client, sub, cb)
+  }
+
+  private denySubscribe (client: any, topic: string, cb: (err: Error | null, sub: any) => void): void {
+    // spec: ACL denial answers 0x80 for MQTT 3.1.1 and 5 alike (aedes would say 0x87)
+    wireOf(client)?.setSubackCode(topic, 0x80)
+    if (this.aclDenyAction === 'disconnect') this.disconnectDenied(client)
+    cb(null, null)
+  }
+
+  /** The rest of {@link authorizeSubscribe} once the ACL allowed the subscription. */
+  private subscribeAllowed (client: any, sub: any, cb: (err: Error | null, sub: any) => void): void {
+    const topic: string = sub.topic
+    const wire = wireOf(client)
     if (this.sessionLimits.quota.refuses(client, topic)) {
       wire?.setSubackCode(topic, client.version === 5 ? 0x97 : 0x80) // Quota exceeded (mqtt.max_subscriptions)
       return cb(null, null)
@@ -477,4 +585,21 @@ export function wireOf (client: any): Wire | undefined {
 
 function connectError (returnCode: number, message: string): Error & { returnCode: number } {
   return Object.assign(new Error(message), { returnCode })
+}
+
+/**
+ * The CN and whole subject DN of the TLS client certificate on `socket` (the auth
+ * placeholders `%C` and `%d`), or nothing without one. The DN is written as OpenSSL's
+ * one-line form, most significant first (`C=SE, O=Example, CN=device-1`).
+ */
+function certificateNames (socket: TLSSocket | undefined): { certCn?: string, certDn?: string } {
+  const cert = socket?.getPeerCertificate?.()
+  if (cert === undefined || cert === null || cert.subject === undefined) return {}
+  const subject = cert.subject as unknown as Record<string, string | string[]>
+  const parts: string[] = []
+  for (const [key, value] of Object.entries(subject)) {
+    for (const v of Array.isArray(value) ? value : [value]) parts.push(`${key}=${v}`)
+  }
+  const cn = subject.CN
+  return { certCn: Array.isArray(cn) ? cn[0] : cn, certDn: parts.join(', ') }
 }

@@ -2,6 +2,8 @@
  * What Starling keeps per MQTT client, beside aedes' own client object: values from CONNECT
  * that shape delivery, and the facts events and the API report (spec: Connection fields).
  */
+import type { AccessClient } from './broker-types.js'
+
 export interface ClientState {
   /** Topic Alias Maximum the client accepts from the broker (0 = none). */
   topicAliasMaximum: number
@@ -28,6 +30,8 @@ export interface ClientState {
   connProps: Record<string, unknown>
   /** ms since epoch, set when CONNACK 0 went out. */
   connectedAt: number
+  /** Who the client is for the ACL and the banned list (one object per connection; `superuser` set by the auth chain). */
+  access: AccessClient
 }
 
 /** Where a client's {@link ClientState} lives on the aedes client object. */

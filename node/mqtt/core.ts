@@ -13,6 +13,7 @@ import type { AccessClient } from './broker-types.js'
 import { stateOf, type ClientState } from './client-state.js'
 import type { PersistentSessionInfo, StoredPacket } from './persistence.js'
 import type { Wire } from './wire.js'
+import type { Signal } from '../signal.js'
 
 /** Options of one subscription, as the core keeps them (MQTT 5 §3.8.3.1). */
 export interface SubscriptionOptions {
@@ -102,8 +103,8 @@ export interface SessionStore {
   importSession (clientId: string, subs: Array<Record<string, any>>, queued: Array<Record<string, any>>): Promise<void>
   /** The filters of persistent sessions' subscriptions. */
   sessionFilters (): Iterable<string>
-  /** Told when a filter gains its first or loses its last persistent session (the cluster's routes). */
-  onFilter: ((filter: string, present: boolean) => void) | null
+  /** A filter gained its first (`true`) or lost its last persistent session (the cluster's routes). */
+  readonly filterChanged: Signal<[filter: string, present: boolean]>
 }
 
 /**
@@ -181,8 +182,7 @@ class AedesClientView implements ClientView {
   get wire (): Wire | undefined { return this.wireOf(this.client) }
   get subscriptions (): Readonly<Record<string, SubscriptionOptions>> { return this.client.subscriptions ?? {} }
   get access (): AccessClient {
-    const state = this.state
-    return { clientId: this.client.id, username: state?.username, peerhost: state?.peerhost ?? '' }
+    return this.state?.access ?? { clientId: this.client.id, username: undefined, peerhost: '' }
   }
 
   subscribe (subscriptions: SubscriptionRequest[]): Promise<void> {

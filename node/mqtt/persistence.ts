@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import MemoryPersistence from 'aedes-persistence/asyncPersistence.js'
 import type { Logger } from '../logger.js'
+import { Signal } from '../signal.js'
 import type { Store, StoreTable } from '../store/index.js'
 import { incomingKey, nameKey, sameSubscription, toStoredPacket, toStoredSubscription, type StoredPacket, type StoredSubscription } from './persistence-codec.js'
 import { OutgoingQueues, type OutgoingRecord, type QueueTarget } from './persistence-outgoing.js'
@@ -81,8 +82,8 @@ export class StorePersistence extends MemoryPersistence {
   private loaded = false
   /** How many sessions hold each filter (what the cluster routes for offline sessions). */
   private readonly filterCounts = new Map<string, number>()
-  /** Set by the cluster: a filter got its first persistent subscriber, or lost its last. */
-  onFilter: ((filter: string, present: boolean) => void) | null = null
+  /** A filter got its first persistent subscriber (`true`), or lost its last (what the cluster routes for away sessions). */
+  readonly filterChanged = new Signal<[filter: string, present: boolean]>()
 
   constructor (init: StorePersistenceInit) {
     super()
@@ -376,10 +377,10 @@ export class StorePersistence extends MemoryPersistence {
   private countFilter (filter: string, delta: number): void {
     const count = (this.filterCounts.get(filter) ?? 0) + delta
     if (count <= 0) {
-      if (this.filterCounts.delete(filter)) this.onFilter?.(filter, false)
+      if (this.filterCounts.delete(filter)) this.filterChanged.emit(filter, false)
     } else {
       this.filterCounts.set(filter, count)
-      if (count === 1 && delta > 0) this.onFilter?.(filter, true)
+      if (count === 1 && delta > 0) this.filterChanged.emit(filter, true)
     }
   }
 

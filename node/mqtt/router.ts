@@ -1,4 +1,5 @@
 import { parseShared } from './topic.js'
+import { Signal } from '../signal.js'
 
 /** A delivery function as aedes registers it: deliver `packet`, then call `done`. */
 export type Listener = (packet: any, done: (err?: Error | null) => void) => void
@@ -6,10 +7,35 @@ export type Listener = (packet: any, done: (err?: Error | null) => void) => void
 /** How a shared group picks the one member that gets a message (`broker.shared_subscription_strategy`). */
 export type SharedStrategy = 'random' | 'round_robin' | 'sticky' | 'hash'
 
-/** Route changes: a filter got its first subscriber on this node, or lost its last one. */
-export interface RouteEvents {
-  onRouteAdded?: (filter: string) => void
-  onRouteDeleted?: (filter: string) => void
+/**
+ * What the cluster part gives the router while it runs (one at a time, see
+ * {@link MessageRouter.attachForwarder}): how a message reaches the other nodes.
+ */
+export interface Forwarder {
+  /**
+   * Called once for every client-visible message published on this node, before local
+   * delivery: sends it to the nodes with matching routes and returns the shared groups
+   * (route keys) this node delivers it to, or undefined for all.
+   */
+  forward: (packet: any) => Set<string> | undefined
+  /**
+   * Asked right after `forward`, for the same message. When a link the message went to is
+   * congested it keeps `done` until the link drains and returns true: the emit completes
+   * then, so the publisher's next packet waits, as for a slow local subscriber.
+   */
+  pressure: (done: () => void) => boolean
+  /** For a message forwarded by another node: the shared groups the publishing node assigned to this one. */
+  peerGroups: (packet: any) => Set<string> | undefined
+  /** Whether `packet` (just forwarded) went to another node: then it is not dropped for want of local subscribers. */
+  sentAway: (packet: any) => boolean
+}
+
+/** What the broker is told by the router, for every client-visible message (given at construction). */
+export interface RouterHooks {
+  /** A message published on this node, before delivery (hooks bus, rule engine taps). */
+  onPublish?: (packet: any) => void
+  /** A message that matched no subscriber here, was queued for no session and went to no other node. */
+  onNoSubscribers?: (packet: any) => void
 }
 
 const NO_GROUPS: Set<string> = new Set()
@@ -73,29 +99,10 @@ export class MessageRouter {
   private ready = false
   private readonly internalFilters = new Set<string>()
   closed = false
-  /**
-   * Set by the cluster layer: called once for every client-visible message published on
-   * this node, before local delivery; sends it to the nodes with matching routes and
-   * returns the shared groups (route keys) this node delivers it to, or undefined for all.
-   */
-  forwarder: ((packet: any) => Set<string> | undefined) | null = null
-  /**
-   * Set by the cluster layer: for a message forwarded by another node, the shared groups
-   * the publishing node assigned to this one (undefined: none).
-   */
-  peerGroups: ((packet: any) => Set<string> | undefined) | null = null
+  /** The cluster's forwarder while the cluster part runs; see {@link attachForwarder}. */
+  private forwarder: Forwarder | null = null
   /** aedes' id on this node: a message with another `brokerId` came from a peer. */
   localBrokerId = ''
-  /** Called for every client-visible message published on this node, before delivery. */
-  onPublish: ((packet: any) => void) | null = null
-  /**
-   * Set by the cluster: asked right after `forwarder`, for the same message. When a link the
-   * message went to is congested it keeps `done` until the link drains and returns true: the
-   * emit completes then, so the publisher's next packet waits, as for a slow local subscriber.
-   */
-  forwardPressure: ((done: () => void) => boolean) | null = null
-  /** Called for a client-visible message that matched no local subscriber and was queued for no session. */
-  onNoSubscribers: ((packet: any) => void) | null = null
   /**
    * Set by the broker: queues client-visible messages at QoS 0 for away persistent sessions
    * (`mqtt.mqueue_store_qos0`), asked only while it holds subscriptions (`size > 0`), and
@@ -103,18 +110,31 @@ export class MessageRouter {
    */
   offline: { size: number, enqueue: (packet: any) => boolean, wasQueued: (packet: object) => boolean } | null = null
   /**
-   * Set by the cluster: called when a cluster route key appears or disappears on this node.
-   * A key is a filter with plain subscribers, or `$share/<group>/<filter>` for a shared
-   * group with members here.
+   * A cluster route key appeared (`true`) or disappeared on this node. A key is a filter
+   * with plain subscribers, or `$share/<group>/<filter>` for a shared group with members here.
    */
-  onRouteKey: ((key: string, present: boolean) => void) | null = null
+  readonly routeKeyChanged = new Signal<[key: string, present: boolean]>()
+  /** A client route (filter) got its first subscriber on this node. */
+  readonly routeAdded = new Signal<[filter: string]>()
+  /** A client route lost its last subscriber on this node. */
+  readonly routeDeleted = new Signal<[filter: string]>()
 
   constructor (
     private strategy: SharedStrategy,
     /** Topics aedes publishes for itself, `$SYS/<aedes id>/`. */
     readonly internalPrefix: string,
-    private readonly events: RouteEvents = {}
+    private readonly hooks: RouterHooks = {}
   ) {}
+
+  /**
+   * Sends every message published here through `forwarder` too (the cluster part, while it
+   * runs); returns the function that detaches it. One forwarder at a time.
+   */
+  attachForwarder (forwarder: Forwarder): () => void {
+    if (this.forwarder !== null) throw new Error('the router already has a forwarder')
+    this.forwarder = forwarder
+    return () => { if (this.forwarder === forwarder) this.forwarder = null }
+  }
 
   /** From now on, new filters are client routes. */
   markReady (): void { this.ready = true }
@@ -130,7 +150,7 @@ export class MessageRouter {
     for (const filter of this.entries.keys()) if (!this.internalFilters.has(filter)) yield filter
   }
 
-  /** The cluster route keys of this node (see {@link onRouteKey}). */
+  /** The cluster route keys of this node (see {@link routeKeyChanged}). */
   * routeKeys (): Iterable<string> {
     for (const [filter, entry] of this.entries) {
       if (this.internalFilters.has(filter)) continue
@@ -150,7 +170,7 @@ export class MessageRouter {
       this.entries.set(filter, entry)
       this.nodeFor(filter, true)!.entry = entry
       if (!this.ready) this.internalFilters.add(filter)
-      else this.events.onRouteAdded?.(filter)
+      else this.routeAdded.emit(filter)
     }
     const visible = !this.internalFilters.has(filter)
     if (shared) {
@@ -159,13 +179,13 @@ export class MessageRouter {
       if (!group) {
         group = new SharedGroup()
         entry.groups.set(shared.group, group)
-        if (visible) this.onRouteKey?.(sharedKey(shared.group, filter), true)
+        if (visible) this.routeKeyChanged.emit(sharedKey(shared.group, filter), true)
       }
       group.members = [...group.members, fn]
     } else {
       // copy-on-write: an emit in progress keeps iterating the old array
       entry.listeners = [...entry.listeners, fn]
-      if (visible && entry.listeners.length === 1) this.onRouteKey?.(filter, true)
+      if (visible && entry.listeners.length === 1) this.routeKeyChanged.emit(filter, true)
     }
     this.cache.clear()
     if (done) queueMicrotask(done)
@@ -186,13 +206,13 @@ export class MessageRouter {
           if (group.sticky === fn) group.sticky = null
           if (group.members.length === 0) {
             entry.groups!.delete(shared.group)
-            if (!this.internalFilters.has(filter)) this.onRouteKey?.(sharedKey(shared.group, filter), false)
+            if (!this.internalFilters.has(filter)) this.routeKeyChanged.emit(sharedKey(shared.group, filter), false)
           }
         }
       } else {
         const before = entry.listeners.length
         entry.listeners = entry.listeners.filter(l => l !== fn)
-        if (before > 0 && entry.listeners.length === 0 && !this.internalFilters.has(filter)) this.onRouteKey?.(filter, false)
+        if (before > 0 && entry.listeners.length === 0 && !this.internalFilters.has(filter)) this.routeKeyChanged.emit(filter, false)
       }
       if (entry.empty) this.deleteEntry(entry)
       this.cache.clear()
@@ -209,25 +229,26 @@ export class MessageRouter {
     const internal = topic.startsWith(this.internalPrefix)
     const matched = this.lookup(topic)
     let assigned: Set<string> | undefined
+    const forwarder = this.forwarder
     let forwarded = false
     if (!internal) {
       if (packet.brokerId === this.localBrokerId) {
-        if (this.onPublish !== null) this.onPublish(packet)
-        if (this.forwarder !== null) { assigned = this.forwarder(packet); forwarded = this.forwardPressure !== null }
+        this.hooks.onPublish?.(packet)
+        if (forwarder !== null) { assigned = forwarder.forward(packet); forwarded = true }
       } else {
-        assigned = this.peerGroups?.(packet) ?? NO_GROUPS
+        assigned = forwarder?.peerGroups(packet) ?? NO_GROUPS
       }
       const offline = this.offline
       let queued = false
       if (offline !== null && offline.size > 0) queued = offline.enqueue(packet) || (packet.qos > 0 && offline.wasQueued(packet))
-      if (matched.length === 0 && !queued && this.onNoSubscribers !== null) this.onNoSubscribers(packet)
+      if (matched.length === 0 && !queued && !(forwarded && forwarder!.sentAway(packet))) this.hooks.onNoSubscribers?.(packet)
     }
     if (matched.length === 0) {
-      if (!forwarded || !this.forwardPressure!(callback)) callback()
+      if (!forwarded || !forwarder!.pressure(callback)) callback()
       return this
     }
     const state = new EmitState(callback)
-    if (forwarded && this.forwardPressure!(state.done)) state.pending++
+    if (forwarded && forwarder!.pressure(state.done)) state.pending++
     for (let i = 0; i < matched.length; i++) {
       const entry = matched[i]
       if (internal !== this.internalFilters.has(entry.filter)) continue
@@ -332,7 +353,7 @@ export class MessageRouter {
       if (node.entry !== null || node.children.size > 0) break
       path[i - 1].children.delete(levels[i - 1])
     }
-    if (!internal) this.events.onRouteDeleted?.(entry.filter)
+    if (!internal) this.routeDeleted.emit(entry.filter)
   }
 }
 

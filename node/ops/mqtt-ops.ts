@@ -191,7 +191,7 @@ async function subscribeOp (node: MqttOperationComponents, args: SessionArgs): P
   // the ACL applies as to the client's own SUBSCRIBE; refused: nothing is subscribed
   const acl = node.broker.accessControl
   for (const filter of args.topics) {
-    if (acl !== null && acl.check(client.access, 'subscribe', filter) === 'deny') {
+    if (acl !== null && await acl.check(client.access, 'subscribe', filter) === 'deny') {
       throw new ApiError(CODES.UNKNOWN, `the ACL denies client ${args.client_id} a subscription to ${filter}`, 403)
     }
   }

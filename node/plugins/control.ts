@@ -57,7 +57,7 @@ const CLI_PINNED = new Set(['svc_management'])
  * server; returns a function that unregisters them. A failure answers EMQ X's text
  * (`Load plugin svc_x error: already_started.`) with the spec's code (110, 111, 102).
  */
-export function registerPluginControl (node: StarlingNode, manager: PluginManager): () => void {
+export function registerPluginControl (node: Pick<StarlingNode, 'control'>, manager: PluginManager): () => void {
   const handlers: Record<string, (name: string) => Promise<unknown> | unknown> = {
     'plugins load': (name) => failAs('Load', name, () => manager.load(name)),
     'plugins unload': (name) => {

@@ -27,7 +27,8 @@ export interface PluginInfo {
 
 /** What {@link createPluginManager} needs. */
 export interface PluginManagerInit {
-  node: StarlingNode
+  /** The node's configuration (`node.data_dir`) and logger. */
+  components: Pick<StarlingNode, 'config' | 'logger'>
   /** Every plugin the code implements; names must be unique. Start loads in this order. */
   definitions: readonly PluginDefinition[]
   /**
@@ -50,7 +51,7 @@ export interface PluginManager {
    * logged and returned, and the other plugins still load. A malformed `loaded_plugins`
    * rejects, naming the file and line. Does not write the file.
    */
-  start(): Promise<PluginLoadError[]>
+  start(node: StarlingNode): Promise<PluginLoadError[]>
   /** Unloads every active plugin in reverse load order and detaches; the file is unchanged. */
   stop(): Promise<void>
   /** Every defined plugin with its state, sorted by name (EMQ X's order). */
@@ -87,10 +88,12 @@ interface Slot {
 
 /** Creates the manager; nothing is loaded until `start()`. */
 export function createPluginManager (init: PluginManagerInit): PluginManager {
-  const { node } = init
-  const log: Logger = node.logger.child({ component: 'plugins' })
+  const { config, logger } = init.components
+  const log: Logger = logger.child({ component: 'plugins' })
+  /** The node plugins are loaded into: given to start(), complete by then. */
+  let node: StarlingNode | null = null
   const etcDir = resolve(init.etcDir ?? 'etc')
-  const dataDir = init.dataDir ?? resolvePath(node.config, 'node.data_dir')
+  const dataDir = init.dataDir ?? resolvePath(config, 'node.data_dir')
   const listFile = join(dataDir, LOADED_PLUGINS_FILE)
   const slots = new Map<string, Slot>()
   for (const def of init.definitions) {
@@ -140,7 +143,7 @@ export function createPluginManager (init: PluginManagerInit): PluginManager {
   async function activate (slot: Slot, config: Record<string, unknown>): Promise<void> {
     const { name } = slot.def
     try {
-      slot.instance = await slot.def.load({ node, config, logger: node.logger.child({ component: 'plugins', plugin: name }) })
+      slot.instance = await slot.def.load({ node: nodeOf(), config, logger: logger.child({ component: 'plugins', plugin: name }) })
     } catch (err) {
       throw new PluginLoadError(name, err)
     }
@@ -188,8 +191,15 @@ export function createPluginManager (init: PluginManagerInit): PluginManager {
     }
   }
 
-  async function start (): Promise<PluginLoadError[]> {
+  /** The node given to start(); invariant: set whenever a plugin loads or attaches. */
+  function nodeOf (): StarlingNode {
+    if (node === null) throw new Error('the plugin manager is not started yet')
+    return node
+  }
+
+  async function start (into: StarlingNode): Promise<PluginLoadError[]> {
     if (state !== 'new') throw new Error('the plugin manager was already started')
+    node = into
     const entries = readLoadedPlugins(listFile)
     const wanted = new Map((entries ?? []).map((e) => [e.name, e.loaded]))
     foreign = (entries ?? []).filter((e) => !slots.has(e.name))
@@ -197,7 +207,7 @@ export function createPluginManager (init: PluginManagerInit): PluginManager {
     for (const slot of slots.values()) {
       if (slot.def.attach === undefined) continue
       try {
-        detachers.push({ name: slot.def.name, detach: await slot.def.attach(node) })
+        detachers.push({ name: slot.def.name, detach: await slot.def.attach(into) })
       } catch (err) {
         await detachAll()
         throw new Error(`plugin ${slot.def.name} cannot attach to the node: ${(err as Error).message}`, { cause: err })
@@ -238,7 +248,7 @@ export function createPluginManager (init: PluginManagerInit): PluginManager {
   }
 
   return {
-    start: () => exclusive(start),
+    start: (into) => exclusive(() => start(into)),
     stop: () => exclusive(stop),
     list: () => [...slots.values()].map(infoOf).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0),
     info: (name) => infoOf(slotOf(name)),

@@ -109,10 +109,10 @@ describe('start and stop', () => {
   })
 
   it('stop removes the ACL from the broker and the acl reload command', async () => {
-    expect(node.broker.acl).toBe(acl.acl)
+    expect(node.broker.accessControl).toBe(acl.acl)
     expect(node.control.commands()).toContain('acl reload')
     await acl.stop()
-    expect(node.broker.acl).toBeNull()
+    expect(node.broker.accessControl).toBeNull()
     expect(node.control.commands()).not.toContain('acl reload')
   })
 })

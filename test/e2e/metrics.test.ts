@@ -63,6 +63,8 @@ describe('metrics', () => {
     expect(deltas(before, node.metrics)).toEqual({
       'bytes/received': publishes.reduce((n, p) => n + frameSize({ ...withId(p), retain: 'retain' in p }), 0) + acks,
       'bytes/sent': routed.reduce((n, p) => n + frameSize(withId(p)), 0) + acks,
+      // one ACL decision per PUBLISH (no ACL file rules: acl_nomatch allows), issue 14's counters
+      'client.acl.allow': 8,
       'packets/received': 8 + 2 + 1 + 1 + 1,
       'packets/sent': 7 + 2 + 1 + 1 + 1,
       'packets/publish/received': 8,

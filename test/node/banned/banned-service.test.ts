@@ -12,7 +12,8 @@ describe('banned service', () => {
   let dir: string
   let store: Store
   let clock: number
-  let broker: { banned: BannedList | null }
+  /** A broker that records the banned list it is given (as Broker.useBannedList does). */
+  let broker: { banned: BannedList | null, useBannedList: (list: BannedList) => () => void }
   let banned: BannedService
   const seconds = (): number => Math.floor(clock / 1000)
   const client = (clientId: string, username?: string, peerhost = '192.0.2.1'): any => ({ clientId, username, peerhost })
@@ -21,7 +22,10 @@ describe('banned service', () => {
     dir = await mkdtemp(join(tmpdir(), 'starling-banned-'))
     store = await createStore({ dir, logger: silentLogger() })
     clock = 1_700_000_000_000
-    broker = { banned: null }
+    broker = {
+      banned: null,
+      useBannedList (list) { broker.banned = list; return () => { if (broker.banned === list) broker.banned = null } }
+    }
     banned = createBannedService({ store, broker, logger: silentLogger() }, { now: () => clock })
   })
   afterEach(async () => {

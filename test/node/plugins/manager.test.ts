@@ -46,7 +46,7 @@ function managerOf (definitions: PluginDefinition[], dirsIn?: { dataDir: string,
   const etcDir = dirsIn?.etcDir ?? mkdtempSync(join(tmpdir(), 'starling-pm-etc-'))
   mkdirSync(join(etcDir, 'plugins'), { recursive: true })
   if (dirsIn === undefined) dirs.push(dataDir, etcDir)
-  const manager = createPluginManager({ node, definitions, dataDir, etcDir, env: {} })
+  const manager = createPluginManager({ components: node, definitions, dataDir, etcDir, env: {} })
   managers.push(manager)
   const listFile = join(dataDir, 'loaded_plugins')
   const conf = (plugin: string, text: string): void => writeFileSync(join(etcDir, 'plugins', `${plugin}.conf`), text)
@@ -57,7 +57,7 @@ describe('plugin manager: start', () => {
   it('loads the loadedByDefault plugins when data/loaded_plugins does not exist, and does not write it', async () => {
     const log: string[] = []
     const { manager, listFile } = managerOf([recorder('svc_a', { loadedByDefault: true, log }), recorder('svc_b', { log })])
-    expect(await manager.start()).toEqual([])
+    expect(await manager.start(node)).toEqual([])
     expect(log).toEqual(['load svc_a hello'])
     expect(manager.isActive('svc_a')).toBe(true)
     expect(manager.isActive('svc_b')).toBe(false)
@@ -70,14 +70,14 @@ describe('plugin manager: start', () => {
       recorder('svc_a', { loadedByDefault: true, log }), recorder('svc_b', { log }), recorder('svc_c', { loadedByDefault: true, log })
     ])
     writeFileSync(listFile, '% comment\n{svc_a, false}.\n{svc_b,true}.\n\n')
-    await manager.start()
+    await manager.start(node)
     expect(manager.list().map(p => [p.name, p.active])).toEqual([['svc_a', false], ['svc_b', true], ['svc_c', true]])
   })
 
   it('refuses a malformed data/loaded_plugins, naming the file and line', async () => {
     const { manager, listFile } = managerOf([recorder('svc_a')])
     writeFileSync(listFile, '{svc_a, true}.\n{svc_a true}\n')
-    const err = await manager.start().catch((e: unknown) => e)
+    const err = await manager.start(node).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(LoadedPluginsFileError)
     expect((err as Error).message).toBe(`${listFile}:2: cannot read "{svc_a true}"; write one plugin per line as {svc_name, true}. or {svc_name, false}.`)
   })
@@ -85,7 +85,7 @@ describe('plugin manager: start', () => {
   it('keeps a plugin whose load throws inactive, reports it with its name, and loads the others', async () => {
     const log: string[] = []
     const { manager } = managerOf([recorder('svc_bad', { loadedByDefault: true, fail: 'boom' }), recorder('svc_good', { loadedByDefault: true, log })])
-    const failures = await manager.start()
+    const failures = await manager.start(node)
     expect(failures).toHaveLength(1)
     expect(failures[0]).toBeInstanceOf(PluginLoadError)
     expect(failures[0].message).toBe('cannot load plugin svc_bad: boom')
@@ -97,7 +97,7 @@ describe('plugin manager: start', () => {
 describe('plugin manager: list', () => {
   it('lists every defined plugin by name with the spec fields name, version, description, active, and EMQ X\'s type', async () => {
     const { manager } = managerOf([recorder('svc_z', { loadedByDefault: true }), recorder('svc_m')])
-    await manager.start()
+    await manager.start(node)
     expect(manager.list()).toEqual([
       { name: 'svc_m', version: '1.2.3', description: 'test plugin svc_m', active: false, type: 'feature' },
       { name: 'svc_z', version: '1.2.3', description: 'test plugin svc_z', active: true, type: 'feature' }
@@ -108,7 +108,7 @@ describe('plugin manager: list', () => {
 describe('plugin manager: load and unload', () => {
   it('loads an inactive plugin and records it in data/loaded_plugins', async () => {
     const { manager, listFile } = managerOf([recorder('svc_a', { loadedByDefault: true }), recorder('svc_b')])
-    await manager.start()
+    await manager.start(node)
     expect(await manager.load('svc_b')).toEqual({ name: 'svc_b', version: '1.2.3', description: 'test plugin svc_b', active: true, type: 'feature' })
     expect(readFileSync(listFile, 'utf8')).toBe('{svc_a, true}.\n{svc_b, true}.\n')
   })
@@ -116,7 +116,7 @@ describe('plugin manager: load and unload', () => {
   it('refuses to load an active plugin with code 110 already_started and changes nothing', async () => {
     const log: string[] = []
     const { manager, listFile } = managerOf([recorder('svc_a', { loadedByDefault: true, log })])
-    await manager.start()
+    await manager.start(node)
     const err = await manager.load('svc_a').catch((e: unknown) => e)
     expect(err).toBeInstanceOf(PluginAlreadyStartedError)
     expect(err).toMatchObject({ code: 110, message: 'already_started', plugin: 'svc_a' })
@@ -127,7 +127,7 @@ describe('plugin manager: load and unload', () => {
   it('unloads an active plugin, records it, and refuses a second unload with code 111 not_started', async () => {
     const log: string[] = []
     const { manager, listFile } = managerOf([recorder('svc_a', { loadedByDefault: true, log })])
-    await manager.start()
+    await manager.start(node)
     expect((await manager.unload('svc_a')).active).toBe(false)
     expect(readFileSync(listFile, 'utf8')).toBe('{svc_a, false}.\n')
     const err = await manager.unload('svc_a').catch((e: unknown) => e)
@@ -138,7 +138,7 @@ describe('plugin manager: load and unload', () => {
 
   it('names an unknown plugin and the known ones', async () => {
     const { manager } = managerOf([recorder('svc_b'), recorder('svc_a')])
-    await manager.start()
+    await manager.start(node)
     for (const op of [manager.load, manager.unload, manager.reload]) {
       const err = await op('svc_nope').catch((e: unknown) => e)
       expect(err).toBeInstanceOf(PluginNotFoundError)
@@ -148,7 +148,7 @@ describe('plugin manager: load and unload', () => {
 
   it('fails a load whose config file is wrong with the config error, leaving the plugin inactive', async () => {
     const { manager, conf, listFile } = managerOf([recorder('svc_a')])
-    await manager.start()
+    await manager.start(node)
     conf('svc_a', 'test.greting = hi\n')
     const err = await manager.load('svc_a').catch((e: unknown) => e) as PluginLoadError
     expect(err).toBeInstanceOf(PluginLoadError)
@@ -159,7 +159,7 @@ describe('plugin manager: load and unload', () => {
 
   it('keeps a failing plugin inactive when loaded at run time, with its name in the error', async () => {
     const { manager } = managerOf([recorder('svc_bad', { fail: 'cannot bind' })])
-    await manager.start()
+    await manager.start(node)
     await expect(manager.load('svc_bad')).rejects.toThrow('cannot load plugin svc_bad: cannot bind')
     expect(manager.isActive('svc_bad')).toBe(false)
   })
@@ -169,7 +169,7 @@ describe('plugin manager: reload', () => {
   it('re-reads the config file, then unloads and loads the plugin', async () => {
     const log: string[] = []
     const { manager, conf } = managerOf([recorder('svc_a', { loadedByDefault: true, log })])
-    await manager.start()
+    await manager.start(node)
     conf('svc_a', 'test.greeting = hi\n')
     await manager.reload('svc_a')
     expect(log).toEqual(['load svc_a hello', 'unload svc_a', 'load svc_a hi'])
@@ -178,7 +178,7 @@ describe('plugin manager: reload', () => {
   it('keeps the running plugin when the new config file is wrong', async () => {
     const log: string[] = []
     const { manager, conf } = managerOf([recorder('svc_a', { loadedByDefault: true, log })])
-    await manager.start()
+    await manager.start(node)
     conf('svc_a', 'test.greeting =\n')
     await expect(manager.reload('svc_a')).rejects.toThrow(PluginLoadError)
     expect(manager.isActive('svc_a')).toBe(true)
@@ -187,7 +187,7 @@ describe('plugin manager: reload', () => {
 
   it('loads an inactive plugin', async () => {
     const { manager } = managerOf([recorder('svc_a')])
-    await manager.start()
+    await manager.start(node)
     expect((await manager.reload('svc_a')).active).toBe(true)
   })
 })
@@ -196,7 +196,7 @@ describe('plugin manager: stop and the loaded_plugins file', () => {
   it('unloads in reverse load order and leaves the file as it was', async () => {
     const log: string[] = []
     const { manager, listFile } = managerOf([recorder('svc_a', { log }), recorder('svc_b', { log })])
-    await manager.start()
+    await manager.start(node)
     await manager.load('svc_b')
     await manager.load('svc_a')
     const before = readFileSync(listFile, 'utf8')
@@ -209,14 +209,14 @@ describe('plugin manager: stop and the loaded_plugins file', () => {
   it('keeps entries of plugins this node does not define when rewriting the file', async () => {
     const { manager, listFile } = managerOf([recorder('svc_a')])
     writeFileSync(listFile, '{svc_dashboard, true}.\n{svc_a, false}.\n')
-    await manager.start()
+    await manager.start(node)
     await manager.load('svc_a')
     expect(readFileSync(listFile, 'utf8')).toBe('{svc_a, true}.\n{svc_dashboard, true}.\n')
   })
 
   it('serialises operations: a load and an unload issued together run in order', async () => {
     const { manager } = managerOf([recorder('svc_a')])
-    await manager.start()
+    await manager.start(node)
     const [loaded, unloaded] = await Promise.all([manager.load('svc_a'), manager.unload('svc_a')])
     expect([loaded.active, unloaded.active]).toEqual([true, false])
   })

@@ -1,0 +1,19 @@
+/**
+ * The external auth/ACL backend plugins (issue 14), in load order: each is a
+ * `defineAuthBackend` definition (node/auth/backend/plugin.ts) in its own folder. The
+ * composition root lists them after the built-in credential plugins.
+ */
+import type { PluginDefinition } from '../plugins/types.js'
+// one import per backend:
+// (svc_auth_mysql, svc_auth_pgsql)
+// (svc_auth_redis, svc_auth_mongo)
+// (svc_auth_http, svc_auth_jwt)
+// (svc_auth_ldap, svc_psk_file)
+
+/** Every external backend plugin the node offers. */
+export const AUTH_BACKEND_PLUGINS: readonly PluginDefinition[] = [
+  // (svc_auth_mysql, svc_auth_pgsql)
+  // (svc_auth_redis, svc_auth_mongo)
+  // (svc_auth_http, svc_auth_jwt)
+  // (svc_auth_ldap, svc_psk_file)
+]
