@@ -78,7 +78,9 @@ const NOT_KINDS: Record<string, string> = {
   SchemaCompileError: 'schema registry: the API answers it as RefusedError',
   ConversionError: 'rule functions: a rule failure, never answered',
   FunctionUnavailableError: 'rule functions: a rule failure, never answered',
-  DeferredResult: 'rule functions: not an error, a value thrown to defer'
+  DeferredResult: 'rule functions: not an error, a value thrown to defer',
+  AclRowError: 'auth backends: a malformed ACL row; the ACL source answers ignore and logs it, never answered',
+  BackendTimeoutError: 'auth backends: a query past its timeout; the plugin answers ignore and raises its alarm, never answered'
 }
 
 /** The row of `name` in docs/errors.md, split into cells. */

@@ -21,3 +21,5 @@ export { AclRowError, compileAclRows, decideAclRows, decideRedisAcl, decideJwtAc
 export type { AclClient, AclRow, RedisAclHash } from './acl-rows.js'
 export { BACKEND_VERDICTS, isBackendVerdict, parseSuperuser, skipsBackendAcl } from './verdict.js'
 export type { BackendVerdict } from './verdict.js'
+export { defineAuthBackend, commonBackendKeys, authContextOf, aclContextOf } from './plugin.js'
+export type { BackendDefinition, BackendClient, BackendAuthResult, BackendOpenContext, BackendCounts, BackendInstance } from './plugin.js'
