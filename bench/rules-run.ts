@@ -24,13 +24,12 @@ import { runScenario, type RunResult } from './scenario-runner.js'
 import { SCENARIOS, type BenchOptions, type Scenario } from './scenarios.js'
 import { HooksBus } from '../node/hooks.js'
 import { messageEvent } from '../node/mqtt/broker-events.js'
-import type { StarlingNode } from '../node/node.js'
 import { createBuiltInRegistry } from '../rules/engine.js'
 import { EngineMetrics } from '../rules/metrics.js'
 import { checkParams } from '../rules/params.js'
 import { RepublishMarks } from '../rules/republish-marks.js'
 import type { RuleEntry } from '../rules/rule-service.js'
-import { RuleRuntime } from '../rules/runtime.js'
+import { RuleRuntime, type RuleRuntimeComponents } from '../rules/runtime.js'
 import { compileSql } from '../rules/sql/index.js'
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url))
@@ -236,7 +235,7 @@ const BATCH = 100
 
 /**
  * One in-process run: `ruleCase`'s rules on a {@link RuleRuntime} whose node is a hooks bus
- * and an aedes stand-in (a republished message is emitted as message.publish at once, as the
+ * and a stand-in for the MQTT core (a republished message is emitted as message.publish at once, as the
  * broker does). Publishes `messages` events the way the broker builds them (a fresh payload
  * Buffer each, topics `t/0` ... `t/99`) and returns the process's CPU µs per message.
  */
@@ -246,8 +245,9 @@ async function inProcessRun (ruleCase: RuleCase, messages: number, payloadSize: 
   const publish = (packet: { topic: string, payload: Buffer, qos: number, clientId?: string }): void => {
     if (hooks.has('message.publish')) hooks.emit('message.publish', messageEvent('message.publish', 'bench@127.0.0.1', packet, null))
   }
-  const aedes = { publish: (packet: { topic: string, payload: Buffer, qos: number }, done: () => void) => { publish(packet); done() } }
-  const node = { name: 'bench@127.0.0.1', logger, hooks, broker: { aedes } } as unknown as StarlingNode
+  // the MQTT core's publish, as the runtime republishes through it
+  const core = { publish: async (packet: { topic: string, payload: Buffer, qos: number }) => { publish(packet) } }
+  const node = { hooks, broker: { core } as unknown as RuleRuntimeComponents['broker'] } satisfies RuleRuntimeComponents
   const registry = createBuiltInRegistry()
   const runtime = new RuleRuntime({ node, logger, registry, metrics: new EngineMetrics(), marks: new RepublishMarks(), resource: () => undefined })
   runtime.load(ruleCase.rules.map((spec, n) => ruleEntry(spec, n, registry)))
