@@ -102,7 +102,8 @@ function matchTopics (topics: readonly AclTopic[], name: string, levels: string[
 
 /**
  * MQTT filter matching on levels, with the rule's `%u`/`%c` levels standing for the
- * client's username/client id. A client without a username never matches a `%u` level.
+ * client's username/client id. A client without a username never matches a `%u` level, and
+ * a username or client id that is `+` or `#` never matches one (it would act as a wildcard).
  * A wildcard first level never matches a name starting with `$` [MQTT-4.7.2-1].
  */
 function matchLevels (topic: AclTopic, name: string[], client: AccessClient): boolean {
@@ -115,18 +116,24 @@ function matchLevels (topic: AclTopic, name: string[], client: AccessClient): bo
     if (i >= name.length) return false
     if (f === '+') continue
     if (topic.placeholders) {
+      // a username or client id that is itself a wildcard level stands for nothing: `users/%u/#`
+      // must not let the client named `#` subscribe to every user's topics
       if (f === '%u') {
-        if (client.username === undefined || client.username !== name[i]) return false
+        if (client.username === undefined || client.username !== name[i] || isWildcardLevel(name[i])) return false
         continue
       }
       if (f === '%c') {
-        if (client.clientId !== name[i]) return false
+        if (client.clientId !== name[i] || isWildcardLevel(name[i])) return false
         continue
       }
     }
     if (f !== name[i]) return false
   }
   return filter.length === name.length
+}
+
+function isWildcardLevel (level: string): boolean {
+  return level === '#' || level === '+'
 }
 
 /** Parsed peer addresses by text: clients reconnect from the same few addresses. */

@@ -148,6 +148,18 @@ describe('topics', () => {
     expect(acl.decide(who, action, topic)).toBe(expected)
   })
 
+  it('a username or client id that is a wildcard level does not act as one', () => {
+    const own = ruleSet([
+      '{allow, all, subscribe, ["users/%u/#"]}.',
+      '{allow, all, subscribe, ["clients/%c/+"]}.'
+    ].join('\n'), 'deny')
+    // the client named `#` would otherwise subscribe to every user's topics
+    expect(own.decide(client('1.1.1.1', '#'), 'subscribe', 'users/#')).toBe('deny')
+    expect(own.decide(client('1.1.1.1', '+'), 'subscribe', 'users/+/x')).toBe('deny')
+    expect(own.decide(client('1.1.1.1', undefined, '+'), 'subscribe', 'clients/+/x')).toBe('deny')
+    expect(own.decide(client('1.1.1.1', 'alice'), 'subscribe', 'users/alice/#')).toBe('allow')
+  })
+
   it('a wildcard first level does not match $ topics [MQTT-4.7.2-1]', () => {
     const wild = ruleSet('{deny, all, pubsub, ["#", "+/x"]}.', 'allow')
     expect(wild.decide(REMOTE, 'publish', '$SYS/a')).toBe('allow')
