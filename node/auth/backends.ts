@@ -6,14 +6,14 @@
 import type { PluginDefinition } from '../plugins/types.js'
 // one import per backend:
 // (svc_auth_mysql, svc_auth_pgsql)
-// (svc_auth_redis, svc_auth_mongo)
+import { svcAuthRedis } from './redis/plugin.js'
 // (svc_auth_http, svc_auth_jwt)
 // (svc_auth_ldap, svc_psk_file)
 
 /** Every external backend plugin the node offers. */
 export const AUTH_BACKEND_PLUGINS: readonly PluginDefinition[] = [
   // (svc_auth_mysql, svc_auth_pgsql)
-  // (svc_auth_redis, svc_auth_mongo)
+  svcAuthRedis,
   // (svc_auth_http, svc_auth_jwt)
   // (svc_auth_ldap, svc_psk_file)
 ]
