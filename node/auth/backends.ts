@@ -5,14 +5,15 @@
  */
 import type { PluginDefinition } from '../plugins/types.js'
 // one import per backend:
-// (svc_auth_mysql, svc_auth_pgsql)
+import { svcAuthMysql } from './mysql/plugin.js'
+import { svcAuthPgsql } from './pgsql/plugin.js'
 import { svcAuthRedis } from './redis/plugin.js'
 // (svc_auth_http, svc_auth_jwt)
 // (svc_auth_ldap, svc_psk_file)
 
 /** Every external backend plugin the node offers. */
 export const AUTH_BACKEND_PLUGINS: readonly PluginDefinition[] = [
-  // (svc_auth_mysql, svc_auth_pgsql)
+  svcAuthMysql, svcAuthPgsql,
   svcAuthRedis,
   // (svc_auth_http, svc_auth_jwt)
   // (svc_auth_ldap, svc_psk_file)

@@ -1,0 +1,59 @@
+/**
+ * A PostgreSQL connection pool (pg) for the auth plugin `svc_auth_pgsql` and, later, data
+ * integration's PostgreSQL resources: one pool per user, built from {@link SqlPoolOptions}.
+ *
+ * Invariants:
+ * - Creating the pool opens no connection: the first query does, so a plugin loads while the
+ *   server is down, and its queries fail fast (connect timeout) until the server is back.
+ * - A client that breaks (server restarted, backend terminated) is removed by pg's pool at its
+ *   error, and the next query checks out a fresh one: reconnecting is per query. The pool's
+ *   `error` event (an idle client's failure) is always handled, so it never crashes the node.
+ * - Values are always bound by the server (`$n` parameters), never spliced into the text.
+ * - Every query is bounded by `queryTimeoutMs` (when non-zero): pg's `query_timeout` rejects
+ *   it and the server's `statement_timeout` cancels it.
+ */
+import pg from 'pg'
+import { tlsConnectOptions, withTimeout, type SqlPool, type SqlPoolOptions, type SqlRow } from './sql-pool.js'
+
+/** Opens a PostgreSQL pool; see the module comment. Throws only for unreadable TLS files. */
+export function createPgsqlPool (opts: SqlPoolOptions): SqlPool {
+  const pool = new pg.Pool({
+    host: opts.host,
+    port: opts.port,
+    user: opts.user,
+    password: opts.password,
+    database: opts.database,
+    max: opts.size,
+    connectionTimeoutMillis: opts.connectTimeoutMs,
+    query_timeout: opts.queryTimeoutMs > 0 ? opts.queryTimeoutMs : undefined,
+    statement_timeout: opts.queryTimeoutMs > 0 ? opts.queryTimeoutMs : undefined,
+    client_encoding: opts.encoding,
+    keepAlive: true,
+    ssl: opts.tls === undefined ? false : tlsConnectOptions(opts.tls, opts.host) as pg.PoolConfig['ssl']
+  })
+  // an idle client's connection failed (server restarted): pg drops it; nobody is waiting on it
+  pool.on('error', () => {})
+  let closed = false
+
+  const query = async (text: string, values: ReadonlyArray<string | number | null>): Promise<SqlRow[]> => {
+    if (closed) throw new Error('the PostgreSQL pool is closed')
+    const result = await pool.query(text, values as any[])
+    return result.rows as SqlRow[]
+  }
+  return {
+    query,
+    probe: async (timeoutMs = opts.connectTimeoutMs) => {
+      try {
+        await withTimeout(query('SELECT 1', []), timeoutMs)
+        return true
+      } catch {
+        return false
+      }
+    },
+    close: async () => {
+      if (closed) return
+      closed = true
+      await pool.end()
+    }
+  }
+}
