@@ -9,12 +9,12 @@ import { svcAuthMysql } from './mysql/plugin.js'
 import { svcAuthPgsql } from './pgsql/plugin.js'
 import { svcAuthRedis } from './redis/plugin.js'
 // (svc_auth_http, svc_auth_jwt)
-// (svc_auth_ldap, svc_psk_file)
+import { svcAuthLdap } from './ldap/plugin.js'
 
 /** Every external backend plugin the node offers. */
 export const AUTH_BACKEND_PLUGINS: readonly PluginDefinition[] = [
   svcAuthMysql, svcAuthPgsql,
   svcAuthRedis,
   // (svc_auth_http, svc_auth_jwt)
-  // (svc_auth_ldap, svc_psk_file)
+  svcAuthLdap,
 ]
