@@ -8,13 +8,14 @@ import type { PluginDefinition } from '../plugins/types.js'
 import { svcAuthMysql } from './mysql/plugin.js'
 import { svcAuthPgsql } from './pgsql/plugin.js'
 import { svcAuthRedis } from './redis/plugin.js'
+import { svcAuthMongo } from './mongo/plugin.js'
 import { svcAuthHttp } from './http/plugin.js'
 import { svcAuthLdap } from './ldap/plugin.js'
 
 /** Every external backend plugin the node offers. */
 export const AUTH_BACKEND_PLUGINS: readonly PluginDefinition[] = [
   svcAuthMysql, svcAuthPgsql,
-  svcAuthRedis,
+  svcAuthRedis, svcAuthMongo,
   svcAuthHttp,
   svcAuthLdap,
 ]
