@@ -58,8 +58,10 @@ function kind (name: string, code: number | null, status: number | null, message
 /**
  * The catalogue, in the order of `docs/errors.md`. The generic kinds come first, one per
  * spec code (and per status where code 102 has several): an `ApiError` made from a bare code
- * and status (an answer relayed from another node, or `new ApiError(code, message, status)`)
- * is of the first kind with that code and status.
+ * and status (an answer relayed from another node: `new ApiError(code, message, status)`)
+ * is of the first kind with that code and status. Code that knows the kind it throws uses
+ * the kind's class (`new RefusedError(message)`, `NotFoundError.withMessage(message)`), not a
+ * bare code; `test/node/errors-doc.test.ts` checks that.
  */
 export const ERRORS = {
   // the spec's codes (generic kinds)
@@ -126,7 +128,8 @@ export const HTTP_STATUS: Readonly<Record<number, number>> = Object.fromEntries(
 /**
  * An error answered as `{code, message}` with `status`. Subclasses are the catalogue's kinds;
  * `new ApiError(code, message, status?)` (status defaulting to the code's, see HTTP_STATUS) is
- * of the generic kind with that code and status ({@link kindFor}).
+ * of the generic kind with that code and status ({@link kindFor}): it is for a code and status
+ * known only at run time, such as another node's answer relayed.
  */
 export class ApiError extends Error {
   /** The spec's code. */
@@ -161,6 +164,16 @@ export class ApiError extends Error {
 export interface ApiErrorClass<A extends unknown[]> {
   new (...args: A): ApiError
   readonly kind: ErrorKind
+  /**
+   * An error of this kind whose message is `message` as given, not `format(...args)`: for a
+   * case the kind's message form does not fit (a 404 that is not "<what> not found").
+   */
+  withMessage: (message: string) => ApiError
+}
+
+/** The argument {@link ApiErrorClass.withMessage} passes to a kind's constructor: its whole message. */
+class WholeMessage {
+  constructor (readonly text: string) {}
 }
 
 /**
@@ -173,8 +186,12 @@ export function createError<A extends unknown[] = [message: string]> (
   const k: ErrorKind = ERRORS[name]
   const C = class extends ApiError {
     static readonly kind = k
+    static withMessage (message: string): ApiError {
+      return new C(...([new WholeMessage(message)] as unknown[] as A))
+    }
+
     constructor (...args: A) {
-      super(k, format(...args))
+      super(k, args[0] instanceof WholeMessage ? args[0].text : format(...args))
       this.name = k.name
     }
   }
@@ -185,7 +202,8 @@ export function createError<A extends unknown[] = [message: string]> (
 /* The generic kinds' classes. */
 export const BadRpcError = createError('BadRpcError')
 export const RefusedError = createError('RefusedError')
-export const NotFoundError = createError('NotFoundError', (what: string) => `${what} not found`)
+/** `<what> not found`, and `; <hint>` (where to see the known ones) when given. */
+export const NotFoundError = createError('NotFoundError', (what: string, hint?: string) => hint === undefined ? `${what} not found` : `${what} not found; ${hint}`)
 export const AclDeniedError = createError('AclDeniedError', (clientId: string, filter: string) => `the ACL denies client ${clientId} a subscription to ${filter}`)
 export const BodyTooLargeError = createError('BodyTooLargeError', (maxBytes: number) => `request body larger than ${maxBytes} bytes`)
 export const InternalError = createError('InternalError')

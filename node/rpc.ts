@@ -1,4 +1,4 @@
-import { ApiError, CODES, toApiError } from './errors.js'
+import { ApiError, BadRpcError, CODES, InternalError, NotFoundError, toApiError } from './errors.js'
 
 /**
  * A per-node operation: what one node answers about itself (its connections, its metrics ...)
@@ -79,7 +79,7 @@ export class NodeRpc {
   /** Runs a registered operation here (what a remote node asks this node to do). */
   async local (name: string, args: unknown): Promise<unknown> {
     const operation = this.operations.get(name)
-    if (operation === undefined) throw new ApiError(CODES.UNKNOWN, `unknown node operation ${name}`, 500)
+    if (operation === undefined) throw new InternalError(`unknown node operation ${name}`)
     return await operation(args)
   }
 
@@ -98,9 +98,9 @@ export class NodeRpc {
     const nodes = this.nodes()
     if (nodes.includes(node)) return
     if (this.stoppedNodes().includes(node)) {
-      throw new ApiError(CODES.BADRPC, `node ${node} is stopped (see cluster status); running nodes: ${nodes.join(', ')}`)
+      throw new BadRpcError(`node ${node} is stopped (see cluster status); running nodes: ${nodes.join(', ')}`)
     }
-    throw new ApiError(CODES.UNKNOWN, `unknown node ${node}; running nodes: ${nodes.join(', ')}`, 404)
+    throw NotFoundError.withMessage(`unknown node ${node}; running nodes: ${nodes.join(', ')}`)
   }
 
   /** Runs operation `name` on `node`. */
@@ -111,7 +111,7 @@ export class NodeRpc {
       return await this.remote.call(node, name, args) as T
     } catch (err) {
       const e = toApiError(err)
-      throw e.code === CODES.UNKNOWN && e.status === 500 ? new ApiError(CODES.BADRPC, `node ${node}: ${e.message}`) : e
+      throw e.code === CODES.UNKNOWN && e.status === 500 ? new BadRpcError(`node ${node}: ${e.message}`) : e
     }
   }
 

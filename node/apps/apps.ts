@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { MAX_KEY_BYTES, type Store, type StoreTable } from '../store/index.js'
 import type { Logger } from '../logger.js'
-import { ApiError, CODES } from '../errors.js'
+import { AdminNotDeletableError, MissingParameterError, UserExistsError, UserNotFoundError, WrongTypeError } from '../errors.js'
 
 /**
  * An API application (EMQ X 4 `mqtt_app`): HTTP Basic credentials of the management API, as
@@ -100,7 +100,7 @@ function sameText (a: string, b: string): boolean {
 /** 108 unless `value` is text (or absent). */
 function optionalText (value: unknown, field: string): string | undefined {
   if (value === undefined) return undefined
-  if (typeof value !== 'string') throw new ApiError(CODES.WRONG_TYPE, `${field} must be a string, not ${JSON.stringify(value)}`)
+  if (typeof value !== 'string') throw new WrongTypeError(`${field} must be a string, not ${JSON.stringify(value)}`)
   return value
 }
 
@@ -112,13 +112,13 @@ function checkedChanges (input: Record<string, unknown>): AppChanges {
   if (name !== undefined) out.name = name
   if (desc !== undefined) out.desc = desc
   if (input.status !== undefined) {
-    if (typeof input.status !== 'boolean') throw new ApiError(CODES.WRONG_TYPE, `status must be true or false, not ${JSON.stringify(input.status)}`)
+    if (typeof input.status !== 'boolean') throw new WrongTypeError(`status must be true or false, not ${JSON.stringify(input.status)}`)
     out.status = input.status
   }
   if (input.expired !== undefined) {
     const e = input.expired
     if (e !== null && (typeof e !== 'number' || !Number.isSafeInteger(e) || e <= 0)) {
-      throw new ApiError(CODES.WRONG_TYPE, `expired must be seconds since the epoch (a positive integer) or null for never, not ${JSON.stringify(e)}`)
+      throw new WrongTypeError(`expired must be seconds since the epoch (a positive integer) or null for never, not ${JSON.stringify(e)}`)
     }
     out.expired = e
   }
@@ -130,11 +130,11 @@ function checkedChanges (input: Record<string, unknown>): AppChanges {
  * (Basic splits user and secret at the first one) and no control characters.
  */
 function checkAppId (appId: unknown): string {
-  if (appId === undefined || appId === null || appId === '') throw new ApiError(CODES.MISSING_PARAMETER, 'missing parameter app_id')
-  if (typeof appId !== 'string') throw new ApiError(CODES.WRONG_TYPE, `app_id must be a string, not ${JSON.stringify(appId)}`)
+  if (appId === undefined || appId === null || appId === '') throw new MissingParameterError('missing parameter app_id')
+  if (typeof appId !== 'string') throw new WrongTypeError(`app_id must be a string, not ${JSON.stringify(appId)}`)
   // eslint-disable-next-line no-control-regex
-  if (/[:\u0000-\u001f\u007f]/.test(appId)) throw new ApiError(CODES.WRONG_TYPE, `app_id ${JSON.stringify(appId)} cannot hold ':' or control characters (it is the HTTP Basic user name)`)
-  if (Buffer.byteLength(appId) > MAX_KEY_BYTES) throw new ApiError(CODES.WRONG_TYPE, `app_id is too long: at most ${MAX_KEY_BYTES} bytes`)
+  if (/[:\u0000-\u001f\u007f]/.test(appId)) throw new WrongTypeError(`app_id ${JSON.stringify(appId)} cannot hold ':' or control characters (it is the HTTP Basic user name)`)
+  if (Buffer.byteLength(appId) > MAX_KEY_BYTES) throw new WrongTypeError(`app_id is too long: at most ${MAX_KEY_BYTES} bytes`)
   return appId
 }
 
@@ -157,7 +157,7 @@ export function createApps (tables: AppTables, logger: Logger, defaultAppId: () 
   const table: StoreTable<StoredApp> = tables.table(APPS_TABLE)
   const get = (appId: string): StoredApp => {
     const app = Buffer.byteLength(appId) > MAX_KEY_BYTES ? undefined : table.get(appId)
-    if (app === undefined) throw new ApiError(CODES.USER_NOT_FOUND, `application ${appId} does not exist; GET /api/v3/apps/ (or starling-ctl mgmt list) lists them`)
+    if (app === undefined) throw new UserNotFoundError(`application ${appId} does not exist; GET /api/v3/apps/ (or starling-ctl mgmt list) lists them`)
     return app
   }
   const service: AppsService = {
@@ -165,8 +165,8 @@ export function createApps (tables: AppTables, logger: Logger, defaultAppId: () 
       const appId = checkAppId(input.app_id)
       const fields = checkedChanges(input as unknown as Record<string, unknown>)
       const given = optionalText(input.secret, 'secret')
-      if (given === '') throw new ApiError(CODES.WRONG_TYPE, 'secret cannot be empty: leave it out to have one generated')
-      if (table.has(appId)) throw new ApiError(CODES.USER_EXISTS, `application ${appId} already exists`)
+      if (given === '') throw new WrongTypeError('secret cannot be empty: leave it out to have one generated')
+      if (table.has(appId)) throw new UserExistsError(`application ${appId} already exists`)
       const app: App = {
         app_id: appId,
         name: fields.name ?? appId,
@@ -187,14 +187,14 @@ export function createApps (tables: AppTables, logger: Logger, defaultAppId: () 
     async update (appId, changes) {
       const checked = checkedChanges(changes as Record<string, unknown>)
       const existing = get(appId)
-      if (Object.keys(checked).length === 0) throw new ApiError(CODES.MISSING_PARAMETER, 'nothing to change: give at least one of name, desc, status, expired')
+      if (Object.keys(checked).length === 0) throw new MissingParameterError('nothing to change: give at least one of name, desc, status, expired')
       const app = { ...existing, ...checked }
       await table.put(appId, app)
       return shown(app)
     },
     async delete (appId) {
       get(appId)
-      if (appId === defaultAppId()) throw new ApiError(CODES.ADMIN_NOT_DELETABLE, `the default application ${appId} cannot be deleted`)
+      if (appId === defaultAppId()) throw new AdminNotDeletableError(`the default application ${appId} cannot be deleted`)
       await table.del(appId)
     },
     verify (appId, secret) {

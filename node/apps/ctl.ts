@@ -3,7 +3,7 @@
  * `emqx_ctl mgmt` (`insert` prints the new AppSecret).
  */
 import { defineCommand, formatTable, type ControlServer, type CtlCommand, type TableColumn } from '../control/index.js'
-import { ApiError, CODES } from '../errors.js'
+import { WrongTypeError } from '../errors.js'
 import type { App, AppsService, NewApp } from './apps.js'
 import { REDACTED } from '../config/index.js'
 
@@ -60,7 +60,7 @@ export function registerAppsControl (node: { control: ControlServer }, apps: App
     // an unknown id is 105, as in the API (GET /api/v3/apps/:appid)
     'mgmt lookup': ({ args }) => apps.get(args[0]),
     'mgmt update': ({ args }) => {
-      if (args[1] !== 'true' && args[1] !== 'false') throw new ApiError(CODES.WRONG_TYPE, `status must be true or false, got '${args[1]}'`)
+      if (args[1] !== 'true' && args[1] !== 'false') throw new WrongTypeError(`status must be true or false, got '${args[1]}'`)
       return apps.update(args[0], { status: args[1] === 'true' })
     },
     'mgmt delete': async ({ args }) => { await apps.delete(args[0]); return null }

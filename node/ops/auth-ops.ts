@@ -12,7 +12,7 @@
  */
 import type { StarlingNode } from '../node.js'
 import type { NodeServices } from '../services.js'
-import { ApiError, CODES } from '../errors.js'
+import { UserExistsError, UserNotFoundError } from '../errors.js'
 import {
   CredentialExistsError, CredentialNotFoundError, DEFAULT_PASSWORD_HASH, createAuthClientids, createAuthUsers,
   isPasswordHashName, type CredentialService
@@ -63,10 +63,10 @@ function serviceOf (node: AuthOperationComponents, table: CredentialTable): Cred
 function inApiTerms (table: CredentialTable, id: string, err: unknown): unknown {
   const { field } = TABLES[table]
   if (err instanceof CredentialNotFoundError) {
-    return new ApiError(CODES.USER_NOT_FOUND, `${field} ${JSON.stringify(id)} does not exist; GET /api/v3/${table} lists them`)
+    return new UserNotFoundError(`${field} ${JSON.stringify(id)} does not exist; GET /api/v3/${table} lists them`)
   }
   if (err instanceof CredentialExistsError) {
-    return new ApiError(CODES.USER_EXISTS, `${field} ${JSON.stringify(id)} already exists; change its password with PUT /api/v3/${table}/:${field}`)
+    return new UserExistsError(`${field} ${JSON.stringify(id)} already exists; change its password with PUT /api/v3/${table}/:${field}`)
   }
   return err
 }

@@ -16,7 +16,7 @@
 import { resolve } from 'node:path'
 import type { StarlingNode } from '../node.js'
 import type { ClusterList, NodeRpc } from '../rpc.js'
-import { ApiError, CODES, toApiError } from '../errors.js'
+import { MissingParameterError, NotFoundError, WrongTypeError, toApiError } from '../errors.js'
 import {
   ConfigError, configKeys, convertValue, describeConfig, isPluginKey, resolvePath, redactSecrets, isSecretKey, REDACTED,
   type ConfigKey, type ConfigPathKey, type ConfigSchema, type StarlingConfig
@@ -58,8 +58,8 @@ export type NodeConfigChange = ({ node: string } & ConfigChange) | { node: strin
 /** Throws HTTP 404 (code 102) unless `app` is {@link NODE_APP}. */
 export function checkApp (app: string): void {
   if (app !== NODE_APP) {
-    throw new ApiError(CODES.UNKNOWN, `unknown app ${JSON.stringify(app)}: node keys are under ${NODE_APP} (PUT /api/v3/configs/${NODE_APP}); ` +
-      'plugin settings are under /api/v3/nodes/:node/plugin_configs/:plugin', 404)
+    throw NotFoundError.withMessage(`unknown app ${JSON.stringify(app)}: node keys are under ${NODE_APP} (PUT /api/v3/configs/${NODE_APP}); ` +
+      'plugin settings are under /api/v3/nodes/:node/plugin_configs/:plugin')
   }
 }
 
@@ -69,20 +69,20 @@ export function checkApp (app: string): void {
  */
 export function parseConfigChange (values: Record<string, string>): Map<ConfigKey, unknown> {
   const entries = Object.entries(values)
-  if (entries.length === 0) throw new ApiError(CODES.MISSING_PARAMETER, 'missing parameter: give at least one key with its value')
+  if (entries.length === 0) throw new MissingParameterError('missing parameter: give at least one key with its value')
   const parsed = new Map<ConfigKey, unknown>()
   for (const [key, text] of entries) {
-    if (typeof text !== 'string') throw new ApiError(CODES.WRONG_TYPE, `parameter ${key} must be text`)
+    if (typeof text !== 'string') throw new WrongTypeError(`parameter ${key} must be text`)
     // a secret sent back as GET showed it: unchanged
     if (text === REDACTED && isSecretKey(SCHEMA, key)) continue
     if (!Object.hasOwn(SCHEMA, key)) {
-      if (isPluginKey(key)) throw new ApiError(CODES.WRONG_TYPE, `key ${JSON.stringify(key)} belongs to a plugin: use PUT /api/v3/nodes/:node/plugin_configs/:plugin`)
-      throw new ApiError(CODES.WRONG_TYPE, ConfigError.unknownKey(key, text, 'request', KEYS).message)
+      if (isPluginKey(key)) throw new WrongTypeError(`key ${JSON.stringify(key)} belongs to a plugin: use PUT /api/v3/nodes/:node/plugin_configs/:plugin`)
+      throw new WrongTypeError(ConfigError.unknownKey(key, text, 'request', KEYS).message)
     }
     try {
       parsed.set(key as ConfigKey, convertValue(key, SCHEMA[key], text, 'request'))
     } catch (err) {
-      throw new ApiError(CODES.WRONG_TYPE, (err as Error).message)
+      throw new WrongTypeError((err as Error).message)
     }
   }
   return parsed
@@ -112,7 +112,7 @@ async function changeConfig (node: ConfigComponents, values: Record<string, stri
     for (const apply of appliers) {
       try { apply(node) } catch { /* the old config was in force before: it applies */ }
     }
-    throw new ApiError(CODES.WRONG_TYPE, `${(err as Error).message}; nothing was changed`)
+    throw new WrongTypeError(`${(err as Error).message}; nothing was changed`)
   }
   node.logger.info({ applied, restart_required: restartRequired }, 'configuration changed through the API')
   return { applied, restart_required: restartRequired }

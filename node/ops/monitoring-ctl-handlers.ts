@@ -6,7 +6,7 @@
  */
 import type { ControlHandlers } from '../control/index.js'
 import type { StarlingNode } from '../node.js'
-import { ApiError, CODES, notFound } from '../errors.js'
+import { ClientOfflineError, notFound } from '../errors.js'
 import { clusterItems, kickClient, type ClusterList } from './monitoring-service.js'
 import type { CtlList } from './monitoring-ctl.js'
 
@@ -43,7 +43,7 @@ export function monitoringHandlers (node: Pick<MonitoringControlComponents, 'rpc
     'broker metrics': async () => await rpc.call(node.name, 'metrics.get'),
     'clients list': async () => ctlList(await clusterItems(rpc, 'connections.list')),
     'clients show': async ({ args }) => found(await clusterItems(rpc, 'connections.list', { clientid: args[0] }),
-      () => new ApiError(CODES.CLIENT_OFFLINE, `client ${args[0]} is not online`)),
+      () => new ClientOfflineError(`client ${args[0]} is not online`)),
     'clients kick': async ({ args }) => { await kickClient(rpc, args[0]); return 'ok' },
     'sessions list': async () => ctlList(await clusterItems(rpc, 'sessions.list')),
     'sessions show': async ({ args }) => found(await clusterItems(rpc, 'sessions.list', { clientid: args[0] }), () => notFound(`session of client ${args[0]}`)),

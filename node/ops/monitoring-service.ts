@@ -9,7 +9,7 @@
  * reports the failed ones in `meta.failed`, the CLI prints a line for each.
  */
 import type { ClusterList, NodeRpc, PerNode } from '../rpc.js'
-import { ApiError, CODES } from '../errors.js'
+import { ClientOfflineError } from '../errors.js'
 import { formatBytes, type BrokerInfo, type NodeMonitoring } from './node-info.js'
 
 export type { ClusterList, FailedNode, PerNode } from '../rpc.js'
@@ -94,5 +94,5 @@ export async function kickClient (rpc: NodeRpc, clientid: string): Promise<void>
   if (answers.some(a => a.ok && a.result)) return
   const failed = answers.filter(a => !a.ok).map(a => a.node)
   const unreachable = failed.length > 0 ? ` (nodes that did not answer: ${failed.join(', ')})` : ''
-  throw new ApiError(CODES.CLIENT_OFFLINE, `client ${clientid} is not online${unreachable}`)
+  throw new ClientOfflineError(`client ${clientid} is not online${unreachable}`)
 }

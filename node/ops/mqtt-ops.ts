@@ -15,7 +15,7 @@ import type { StarlingNode } from '../node.js'
 import type { NodeRpc } from '../rpc.js'
 import type { StarlingConfig } from '../config/index.js'
 import type { Broker } from '../mqtt/broker.js'
-import { ApiError, CODES } from '../errors.js'
+import { AclDeniedError, ApiError, BadTopicError, ClientOfflineError, InternalError, MissingParameterError, WrongTypeError } from '../errors.js'
 import { SHARE_MARKER, filterError, parseShared, topicNameError } from '../mqtt/topic.js'
 import type { ClientView, PublishMessage } from '../mqtt/core.js'
 
@@ -68,7 +68,7 @@ export function requestTopics (req: { topic?: string, topics?: string }): string
   const topics: string[] = []
   if (req.topic !== undefined) topics.push(req.topic)
   if (req.topics !== undefined) for (const t of req.topics.split(',')) topics.push(t.trim())
-  if (topics.length === 0) throw new ApiError(CODES.MISSING_PARAMETER, 'missing parameter topic (or topics, a comma-separated list)')
+  if (topics.length === 0) throw new MissingParameterError('missing parameter topic (or topics, a comma-separated list)')
   return topics
 }
 
@@ -81,7 +81,7 @@ function maxLevels (config: StarlingConfig): number {
 export function checkTopicName (config: StarlingConfig, topic: string): void {
   const problem = topicNameError(topic, maxLevels(config)) ??
     (topic.startsWith('$SYS/') ? '$SYS/ topics are published by the broker only' : null)
-  if (problem !== null) throw new ApiError(CODES.BAD_TOPIC, `bad topic ${JSON.stringify(topic)}: ${problem}`)
+  if (problem !== null) throw new BadTopicError(`bad topic ${JSON.stringify(topic)}: ${problem}`)
 }
 
 /**
@@ -91,7 +91,7 @@ export function checkTopicName (config: StarlingConfig, topic: string): void {
  * a filter subscribed before a feature was turned off).
  */
 export function checkTopicFilter (config: StarlingConfig, filter: string, subscribe = true): void {
-  const bad = (why: string): ApiError => new ApiError(CODES.BAD_TOPIC, `bad topic filter ${JSON.stringify(filter)}: ${why}`)
+  const bad = (why: string): ApiError => new BadTopicError(`bad topic filter ${JSON.stringify(filter)}: ${why}`)
   let shared
   try {
     shared = parseShared(filter)
@@ -111,7 +111,7 @@ export function decodePayload (payload: string, encoding: 'plain' | 'base64' = '
   if (encoding === 'plain') return Buffer.from(payload, 'utf8')
   const bytes = Buffer.from(payload, 'base64')
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(payload) || bytes.toString('base64').replace(/=+$/, '') !== payload.replace(/=+$/, '')) {
-    throw new ApiError(CODES.WRONG_TYPE, 'parameter payload is not base64 text (encoding is base64)')
+    throw new WrongTypeError('parameter payload is not base64 text (encoding is base64)')
   }
   return bytes
 }
@@ -155,7 +155,7 @@ async function onClientNode (rpc: NodeRpc, op: string, args: SessionArgs): Promi
   const answers = await rpc.callAll<boolean>(op, args)
   if (answers.some(a => a.ok && a.result)) return
   for (const a of answers) if (!a.ok) throw a.error
-  throw new ApiError(CODES.CLIENT_OFFLINE, `client ${args.client_id} is not online`)
+  throw new ClientOfflineError(`client ${args.client_id} is not online`)
 }
 
 /** The connected client of `clientId` on this node, or undefined. */
@@ -181,7 +181,7 @@ async function publishOp (node: MqttOperationComponents, args: PublishArgs): Pro
     // the publisher: message events report it and No Local [MQTT-3.8.3-3] skips it
     clientId: args.client_id
   }
-  await node.broker.core.publish(packet).catch((err: Error) => { throw new ApiError(CODES.UNKNOWN, `publish failed: ${err.message}`, 500) })
+  await node.broker.core.publish(packet).catch((err: Error) => { throw new InternalError(`publish failed: ${err.message}`) })
 }
 
 async function subscribeOp (node: MqttOperationComponents, args: SessionArgs): Promise<boolean> {
@@ -192,11 +192,11 @@ async function subscribeOp (node: MqttOperationComponents, args: SessionArgs): P
   const acl = node.broker.accessControl
   for (const filter of args.topics) {
     if (acl !== null && await acl.check(client.access, 'subscribe', filter) === 'deny') {
-      throw new ApiError(CODES.UNKNOWN, `the ACL denies client ${args.client_id} a subscription to ${filter}`, 403)
+      throw new AclDeniedError(args.client_id, filter)
     }
   }
   const subscriptions = args.topics.map(topic => ({ topic: aedesFilter(topic), qos: args.qos ?? 0 }))
-  await client.subscribe(subscriptions).catch((err: Error) => { throw new ApiError(CODES.UNKNOWN, `subscribe failed: ${err.message}`, 500) })
+  await client.subscribe(subscriptions).catch((err: Error) => { throw new InternalError(`subscribe failed: ${err.message}`) })
   return true
 }
 
@@ -206,7 +206,7 @@ async function unsubscribeOp (node: MqttOperationComponents, args: SessionArgs):
   if (client === undefined) return false
   const filters = args.topics.map(aedesFilter)
   // a persistent session's stored subscriptions go too (ClientView.unsubscribe)
-  await client.unsubscribe(filters).catch((err: Error) => { throw new ApiError(CODES.UNKNOWN, `unsubscribe failed: ${err.message}`, 500) })
+  await client.unsubscribe(filters).catch((err: Error) => { throw new InternalError(`unsubscribe failed: ${err.message}`) })
   return true
 }
 

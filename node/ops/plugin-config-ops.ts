@@ -14,7 +14,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { ApiError, CODES } from '../errors.js'
+import { MissingParameterError, RefusedError, WrongTypeError } from '../errors.js'
 import { ConfigError, describePluginConfig, isSecretKey, loadPluginConfig, parseConfText, redactSecrets, REDACTED, type ConfigSchema } from '../config/index.js'
 import type { PluginManager } from '../plugins/index.js'
 
@@ -70,10 +70,10 @@ export async function changePluginConfig (plugins: PluginManager, plugin: string
 }
 
 async function change (plugins: PluginManager, plugin: string, schema: ConfigSchema, values: Record<string, string>): Promise<PluginConfigChange> {
-  if (Object.keys(values).length === 0) throw new ApiError(CODES.MISSING_PARAMETER, `missing parameter: give at least one key of ${plugin} with its value`)
+  if (Object.keys(values).length === 0) throw new MissingParameterError(`missing parameter: give at least one key of ${plugin} with its value`)
   for (const [key, value] of Object.entries(values)) {
-    if (typeof value !== 'string') throw new ApiError(CODES.WRONG_TYPE, `parameter ${key} must be text`)
-    if (/[\r\n]/.test(value)) throw new ApiError(CODES.WRONG_TYPE, `parameter ${key}: a value cannot contain a line break`)
+    if (typeof value !== 'string') throw new WrongTypeError(`parameter ${key} must be text`)
+    if (/[\r\n]/.test(value)) throw new WrongTypeError(`parameter ${key}: a value cannot contain a line break`)
   }
   // a secret sent back as GET showed it (REDACTED) stays as it is
   values = Object.fromEntries(Object.entries(values).filter(([key, value]) => !(value === REDACTED && isSecretKey(schema, key))))
@@ -102,7 +102,7 @@ async function change (plugins: PluginManager, plugin: string, schema: ConfigSch
   } catch (err) {
     restore()
     if (!plugins.isActive(plugin)) await plugins.load(plugin).catch(() => undefined)
-    throw new ApiError(CODES.UNKNOWN, `${(err as Error).message}; the previous settings of ${plugin} were put back`)
+    throw new RefusedError(`${(err as Error).message}; the previous settings of ${plugin} were put back`)
   }
   return { reload_required: changed, reloaded: true }
 }
@@ -118,7 +118,7 @@ function fileSettings (file: string, schema: ConfigSchema, overrides: Record<str
 }
 
 function asApiError (err: unknown): unknown {
-  return err instanceof ConfigError ? new ApiError(CODES.WRONG_TYPE, err.message) : err
+  return err instanceof ConfigError ? new WrongTypeError(err.message) : err
 }
 
 function asBadInput<T> (fn: () => T): T {

@@ -60,6 +60,7 @@ export async function reloadPluginEverywhere (rpc: NodeRpc, plugin: string): Pro
   const failed = answers.flatMap(a => a.ok ? [] : [{ node: a.node, code: a.error.code, message: a.error.message, status: a.error.status }])
   if (failed.length === answers.length && failed.length > 0) {
     const first = failed[0]
+    // relays the first node's answer: its code and status are known only at run time
     throw new ApiError(first.code, first.message, first.status)
   }
   return failed.map(({ node, code, message }) => ({ node, code, message }))

@@ -9,7 +9,7 @@ import type { NodeRpc } from '../rpc.js'
 import type { HooksBus } from '../hooks.js'
 import type { StarlingConfig } from '../config/index.js'
 import type { Broker } from '../mqtt/broker.js'
-import { ApiError, CODES } from '../errors.js'
+import { ApiError, NotFoundError, RefusedError } from '../errors.js'
 import type { ClientView, PublishMessage } from '../mqtt/core.js'
 import type { PersistentSessionInfo } from '../mqtt/persistence.js'
 import { willPublish } from '../mqtt/will.js'
@@ -230,9 +230,9 @@ export async function cleanAwaySession (node: SessionsComponents, clientid: stri
 /** The error of a clean that did nothing: the client is connected (102, HTTP 400) or has no session (102, HTTP 404). */
 function cleanRefused (clientid: string, outcome: SessionCleanOutcome, where: string): ApiError {
   if (outcome === 'connected') {
-    return new ApiError(CODES.UNKNOWN, `client ${clientid} is connected${where}: only the session of an away client can be cleaned; kick it first (DELETE /api/v3/connections/${clientid})`, 400)
+    return new RefusedError(`client ${clientid} is connected${where}: only the session of an away client can be cleaned; kick it first (DELETE /api/v3/connections/${clientid})`)
   }
-  return new ApiError(CODES.UNKNOWN, `no persistent session of client ${clientid}${where}`, 404)
+  return NotFoundError.withMessage(`no persistent session of client ${clientid}${where}`)
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import { LOG_LEVELS, pinoLevel, type LogLevel, type Logger } from '../logger.js'
 import type { ControlServer } from '../control/server.js'
-import { ApiError, CODES } from '../errors.js'
+import { RefusedError } from '../errors.js'
 import type { LogLevelResult } from './trace-ctl.js'
 
 /** What the log service uses from the node. */
@@ -36,7 +36,7 @@ export function createLogService (node: LogNode): LogService {
 
   function setLevel (level: string): LogLevel {
     const lvl = level.toLowerCase() as LogLevel
-    if (!LOG_LEVELS.includes(lvl)) throw new ApiError(CODES.UNKNOWN, `unknown log level ${level}: use one of ${LOG_LEVELS.join(', ')}`, 400)
+    if (!LOG_LEVELS.includes(lvl)) throw new RefusedError(`unknown log level ${level}: use one of ${LOG_LEVELS.join(', ')}`)
     // with log.to = off nothing is written whatever the level: the level is only recorded
     if (node.config['log.to'] !== 'off') node.logger.level = pinoLevel(lvl)
     current = lvl
