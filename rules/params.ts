@@ -3,7 +3,7 @@
  * 107 for a missing required one, 108 for a wrong type, a value outside `enum` or one not of
  * its `format`. Unknown keys are kept (EMQ X passed them through). Defaults fill absent keys.
  */
-import { ApiError, CODES } from '../node/errors.js'
+import { MissingParameterError, WrongTypeError } from '../node/errors.js'
 import { topicNameError } from '../node/mqtt/topic.js'
 import type { ParamSpec, ParamSpecs } from './types.js'
 
@@ -44,30 +44,31 @@ function formatError (spec: ParamSpec, value: unknown): string | null {
 }
 
 /**
- * Returns `given` checked against `specs`, with defaults filled in; throws an {@link ApiError}
- * (107 / 108) naming `what` (e.g. `action republish`) and the parameter.
+ * Returns `given` checked against `specs`, with defaults filled in; throws a
+ * {@link MissingParameterError} (107) or {@link WrongTypeError} (108) naming `what` (e.g.
+ * `action republish`) and the parameter.
  */
 export function checkParams (specs: ParamSpecs, given: unknown, what: string): Record<string, unknown> {
   if (given !== undefined && (typeof given !== 'object' || given === null || Array.isArray(given))) {
-    throw new ApiError(CODES.WRONG_TYPE, `${what}: parameters must be an object, got ${typeOf(given)}`)
+    throw new WrongTypeError(`${what}: parameters must be an object, got ${typeOf(given)}`)
   }
   const out: Record<string, unknown> = { ...(given as Record<string, unknown> | undefined) }
   for (const [name, spec] of Object.entries(specs)) {
     const value = out[name]
     if (value === undefined || value === null) {
       if (spec.default !== undefined) out[name] = structuredClone(spec.default)
-      else if (spec.required) throw new ApiError(CODES.MISSING_PARAMETER, `${what}: missing parameter ${name} (${spec.description})`)
+      else if (spec.required) throw new MissingParameterError(`${what}: missing parameter ${name} (${spec.description})`)
       else delete out[name]
       continue
     }
     if (!hasType(spec, value)) {
-      throw new ApiError(CODES.WRONG_TYPE, `${what}: parameter ${name} must be ${/^[aeiou]/.test(spec.type) ? 'an' : 'a'} ${spec.type}, got ${typeOf(value)}`)
+      throw new WrongTypeError(`${what}: parameter ${name} must be ${/^[aeiou]/.test(spec.type) ? 'an' : 'a'} ${spec.type}, got ${typeOf(value)}`)
     }
     if (spec.enum !== undefined && !spec.enum.includes(value)) {
-      throw new ApiError(CODES.WRONG_TYPE, `${what}: parameter ${name} must be one of ${spec.enum.map(v => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(value)}`)
+      throw new WrongTypeError(`${what}: parameter ${name} must be one of ${spec.enum.map(v => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(value)}`)
     }
     const bad = formatError(spec, value)
-    if (bad !== null) throw new ApiError(CODES.WRONG_TYPE, `${what}: parameter ${name} ${bad}`)
+    if (bad !== null) throw new WrongTypeError(`${what}: parameter ${name} ${bad}`)
   }
   return out
 }

@@ -3,7 +3,7 @@
  * read-only). Both naming styles resolve: an action is found by its primary name
  * (`inspect`) or any alias (`built_in:inspect_action`).
  */
-import { ApiError, CODES } from '../node/errors.js'
+import { NotFoundError } from '../node/errors.js'
 import type { ActionDefinition, ParamSpecs, ResourceTypeDefinition } from './types.js'
 
 /** An action as the API and the CLI show it (spec: Action). */
@@ -90,7 +90,7 @@ export function createActionRegistry (): ActionRegistry {
     findAction: (name) => byName.get(name),
     action (name) {
       const def = byName.get(name)
-      if (def === undefined) throw new ApiError(CODES.UNKNOWN, `action ${name} not found; known actions: ${actions.map(a => a.name).join(', ')}`, 404)
+      if (def === undefined) throw new NotFoundError(`action ${name}`, `known actions: ${actions.map(a => a.name).join(', ')}`)
       return def
     },
     actions: (hook) => hook === undefined || hook === '' ? [...actions] : actions.filter(a => actionServes(a.for, hook)),
@@ -98,7 +98,7 @@ export function createActionRegistry (): ActionRegistry {
     findResourceType: (name) => types.get(name),
     resourceType (name) {
       const def = types.get(name)
-      if (def === undefined) throw new ApiError(CODES.UNKNOWN, `resource type ${name} not found; known types: ${[...types.keys()].join(', ')}`, 404)
+      if (def === undefined) throw new NotFoundError(`resource type ${name}`, `known types: ${[...types.keys()].join(', ')}`)
       return def
     },
     resourceTypes: () => [...types.values()]

@@ -14,7 +14,7 @@ import type { StoreTable } from '../node/store/index.js'
 import type { SharedTable } from '../node/store/shared.js'
 import type { Logger } from '../node/logger.js'
 import type { SerialQueue } from './serial-queue.js'
-import { ApiError, CODES, notFound } from '../node/errors.js'
+import { MissingParameterError, RefusedError, WrongTypeError, notFound } from '../node/errors.js'
 import type { ActionRegistry } from './registry.js'
 import { checkParams } from './params.js'
 import { NAME_PATTERN } from './rule-service.js'
@@ -85,21 +85,21 @@ export class ResourceService {
   /** Checks and stores a new resource. */
   async create (input: ResourceInput): Promise<Resource> {
     return await this.serial(async () => {
-      if (input.type === undefined || input.type === '') throw new ApiError(CODES.MISSING_PARAMETER, 'missing parameter type (a resource type, e.g. web_hook)')
-      if (typeof input.type !== 'string') throw new ApiError(CODES.WRONG_TYPE, 'parameter type must be a string')
+      if (input.type === undefined || input.type === '') throw new MissingParameterError('missing parameter type (a resource type, e.g. web_hook)')
+      if (typeof input.type !== 'string') throw new WrongTypeError('parameter type must be a string')
       const def = this.init.registry.findResourceType(input.type)
       if (def === undefined) {
         const known = this.init.registry.resourceTypes().map(t => t.name).join(', ')
-        throw new ApiError(CODES.UNKNOWN, `unknown resource type ${input.type}; known types: ${known}`, 400)
+        throw new RefusedError(`unknown resource type ${input.type}; known types: ${known}`)
       }
       const name = input.name
       if (name !== undefined && (typeof name !== 'string' || !NAME_PATTERN.test(name))) {
-        throw new ApiError(CODES.WRONG_TYPE, `resource name must be 1 to 128 characters without spaces, '/' or ':', got ${JSON.stringify(name)}`)
+        throw new WrongTypeError(`resource name must be 1 to 128 characters without spaces, '/' or ':', got ${JSON.stringify(name)}`)
       }
-      if (input.description !== undefined && typeof input.description !== 'string') throw new ApiError(CODES.WRONG_TYPE, 'parameter description must be a string')
+      if (input.description !== undefined && typeof input.description !== 'string') throw new WrongTypeError('parameter description must be a string')
       const config = checkParams(def.params, input.config ?? {}, `resource type ${def.name} config`)
       const id = name !== undefined ? `${def.name}:${name}` : this.newId()
-      if (this.resources.has(id)) throw new ApiError(CODES.UNKNOWN, `resource ${id} already exists; delete it first or choose another name`, 400)
+      if (this.resources.has(id)) throw new RefusedError(`resource ${id} already exists; delete it first or choose another name`)
       const resource: Resource = {
         id,
         ...(name !== undefined ? { name } : {}),
@@ -121,7 +121,7 @@ export class ResourceService {
       this.get(id)
       const rules = this.init.usedBy(id)
       if (rules.length > 0) {
-        throw new ApiError(CODES.UNKNOWN, `resource ${id} is used by rule ${rules.map(r => r.id).join(', ')}; delete those rules (or their actions) first`, 400)
+        throw new RefusedError(`resource ${id} is used by rule ${rules.map(r => r.id).join(', ')}; delete those rules (or their actions) first`)
       }
       await this.init.table.del(id)
       this.resources.delete(id)

@@ -10,7 +10,7 @@
  * the engine and calls {@link registerRuleOperations}; the API part hands the same
  * components to its handlers.
  */
-import { ApiError, CODES } from '../node/errors.js'
+import { NotJsonError, RefusedError, SqlNotMatchError, WrongTypeError } from '../node/errors.js'
 import type { NodeRpc } from '../node/rpc.js'
 import type { RuleEngine } from './engine.js'
 import { actionInfo, resourceTypeInfo, type ActionInfo, type ResourceTypeInfo } from './registry.js'
@@ -109,13 +109,13 @@ export async function testRuleSql ({ name }: Pick<RuleOpsComponents, 'name'>, in
     } catch (err) {
       // a 3rd-party codec is fetching its answer: test again once it is in
       if (err instanceof DeferredResult && waited < MAX_TEST_WAITS) { await err.ready.catch(() => {}); continue }
-      if (err instanceof SqlError) throw new ApiError(CODES.UNKNOWN, `invalid SQL: ${err.message}`, 400)
-      throw new ApiError(CODES.UNKNOWN, `SQL test failed: ${(err as Error).message}`, 400)
+      if (err instanceof SqlError) throw new RefusedError(`invalid SQL: ${err.message}`)
+      throw new RefusedError(`SQL test failed: ${(err as Error).message}`)
     }
   }
   if (result.ok) return result.output
-  if (result.reason === 'nomatch') throw new ApiError(404, 'SQL Not Match', 404)
-  throw new ApiError(CODES.UNKNOWN, `SQL test failed: ${result.message ?? 'error'}`, 400)
+  if (result.reason === 'nomatch') throw new SqlNotMatchError()
+  throw new RefusedError(`SQL test failed: ${result.message ?? 'error'}`)
 }
 
 /** `GET /actions?for=`, `rule-actions list [-k]`: actions that can serve `hook` (all without). */
@@ -196,7 +196,7 @@ function jsonArg (text: string | boolean | undefined, what: string): any {
   try {
     return JSON.parse(text)
   } catch (err) {
-    throw new ApiError(CODES.NOT_JSON, `${what} is not JSON: ${(err as Error).message}`)
+    throw new NotJsonError(`${what} is not JSON: ${(err as Error).message}`)
   }
 }
 
@@ -204,7 +204,7 @@ function jsonArg (text: string | boolean | undefined, what: string): any {
 function boolArg (text: string | boolean | undefined, what: string): boolean | undefined {
   if (text === undefined || typeof text === 'boolean') return text
   if (text === 'true' || text === 'false') return text === 'true'
-  throw new ApiError(CODES.WRONG_TYPE, `${what} must be true or false, got ${text}`)
+  throw new WrongTypeError(`${what} must be true or false, got ${text}`)
 }
 
 const textArg = (value: string | boolean | undefined): string | undefined => typeof value === 'string' ? value : undefined

@@ -18,7 +18,7 @@ import type { StoreTable } from '../node/store/index.js'
 import type { SharedTable } from '../node/store/shared.js'
 import type { SerialQueue } from './serial-queue.js'
 import type { Logger } from '../node/logger.js'
-import { ApiError, CODES, notFound } from '../node/errors.js'
+import { MissingParameterError, RefusedError, WrongTypeError, notFound } from '../node/errors.js'
 import { compileSql, type CompiledSql } from './sql/index.js'
 import { SqlError } from './sql/errors.js'
 import { actionServes, type ActionRegistry } from './registry.js'
@@ -54,11 +54,11 @@ export const NAME_PATTERN = /^[^\s/:]{1,128}$/
 
 /** Compiles `rawsql`: an invalid statement is error 102 (HTTP 400) with the SQL error's message. */
 export function compileRuleSql (rawsql: string): CompiledSql {
-  if (typeof rawsql !== 'string' || rawsql.trim() === '') throw new ApiError(CODES.MISSING_PARAMETER, 'missing parameter rawsql (the rule SQL)')
+  if (typeof rawsql !== 'string' || rawsql.trim() === '') throw new MissingParameterError('missing parameter rawsql (the rule SQL)')
   try {
     return compileSql(rawsql)
   } catch (err) {
-    if (err instanceof SqlError || (err as Error)?.name === 'SqlError') throw new ApiError(CODES.UNKNOWN, `invalid SQL: ${(err as Error).message}`, 400)
+    if (err instanceof SqlError || (err as Error)?.name === 'SqlError') throw new RefusedError(`invalid SQL: ${(err as Error).message}`)
     throw err
   }
 }
@@ -134,7 +134,7 @@ export class RuleService {
     return await this.serial(async () => {
       const name = input.name
       if (name !== undefined && (typeof name !== 'string' || !NAME_PATTERN.test(name))) {
-        throw new ApiError(CODES.WRONG_TYPE, `rule name must be 1 to 128 characters without spaces, '/' or ':', got ${JSON.stringify(name)}`)
+        throw new WrongTypeError(`rule name must be 1 to 128 characters without spaces, '/' or ':', got ${JSON.stringify(name)}`)
       }
       const compiled = compileRuleSql(input.rawsql)
       const hook = this.forOf(compiled, input.for)
@@ -162,7 +162,7 @@ export class RuleService {
       const entry = this.entries.get(id)
       if (entry === undefined) throw notFound(`rule ${id}`)
       const compiled = patch.rawsql !== undefined ? compileRuleSql(patch.rawsql) : entry.compiled
-      if (compiled === null) throw new ApiError(CODES.UNKNOWN, `rule ${id}: its SQL does not compile; give a new rawsql`, 400)
+      if (compiled === null) throw new RefusedError(`rule ${id}: its SQL does not compile; give a new rawsql`)
       const actions = patch.actions !== undefined
         ? this.checkActions(patch.actions, compiled.events)
         : this.recheck(entry.rule.actions, compiled.events)
@@ -245,22 +245,22 @@ export class RuleService {
   /** The rule's `for`: the given one (which must be an event of the SQL) or the SQL's events. */
   private forOf (compiled: CompiledSql, given: string | undefined): string {
     if (given === undefined || given === '') return compiled.events.join(',')
-    if (typeof given !== 'string') throw new ApiError(CODES.WRONG_TYPE, 'parameter for must be a string')
+    if (typeof given !== 'string') throw new WrongTypeError('parameter for must be a string')
     if (!(compiled.events as readonly string[]).includes(given)) {
-      throw new ApiError(CODES.UNKNOWN, `for is ${given} but the SQL's FROM names ${compiled.events.join(', ')}; give one of those or leave for out`, 400)
+      throw new RefusedError(`for is ${given} but the SQL's FROM names ${compiled.events.join(', ')}; give one of those or leave for out`)
     }
     return given
   }
 
   /** Checks every action of a rule hanging on `events`; returns the stored form. */
   private checkActions (given: unknown, events: readonly string[]): RuleAction[] {
-    if (!Array.isArray(given)) throw new ApiError(CODES.WRONG_TYPE, 'parameter actions must be an array of {name, params}')
+    if (!Array.isArray(given)) throw new WrongTypeError('parameter actions must be an array of {name, params}')
     const stamp = Date.now().toString(36)
     return given.map((a: unknown, i: number) => {
-      if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new ApiError(CODES.WRONG_TYPE, `actions[${i}] must be an object {name, params}`)
+      if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new WrongTypeError(`actions[${i}] must be an object {name, params}`)
       const { name, params } = a as { name?: unknown, params?: unknown }
-      if (name === undefined) throw new ApiError(CODES.MISSING_PARAMETER, `missing parameter actions[${i}].name`)
-      if (typeof name !== 'string') throw new ApiError(CODES.WRONG_TYPE, `parameter actions[${i}].name must be a string`)
+      if (name === undefined) throw new MissingParameterError(`missing parameter actions[${i}].name`)
+      if (typeof name !== 'string') throw new WrongTypeError(`parameter actions[${i}].name must be a string`)
       const checked = this.checkAction(name, params, events)
       return { id: `${name.replace(/^.*:/, '')}_${stamp}_${i}`, name, params: checked }
     })
@@ -276,18 +276,18 @@ export class RuleService {
     const def = this.init.registry.findAction(name)
     if (def === undefined) {
       const known = this.init.registry.actions().map(d => d.name).join(', ')
-      throw new ApiError(CODES.UNKNOWN, `unknown action ${name}; known actions: ${known} (GET /api/v3/actions)`, 400)
+      throw new RefusedError(`unknown action ${name}; known actions: ${known} (GET /api/v3/actions)`)
     }
     for (const event of events) {
-      if (!actionServes(def.for, event)) throw new ApiError(CODES.UNKNOWN, `action ${name} is for ${def.for}; it cannot run on ${event}`, 400)
+      if (!actionServes(def.for, event)) throw new RefusedError(`action ${name} is for ${def.for}; it cannot run on ${event}`)
     }
     const checked = checkParams(def.params, params, `action ${name}`)
     if (def.types.length > 0) {
       const id = checked.$resource as string
       const resource = this.init.resource(id)
-      if (resource === undefined) throw new ApiError(CODES.UNKNOWN, `action ${name}: resource ${id} does not exist; create it first (POST /api/v3/resources)`, 400)
+      if (resource === undefined) throw new RefusedError(`action ${name}: resource ${id} does not exist; create it first (POST /api/v3/resources)`)
       if (!def.types.includes(resource.type)) {
-        throw new ApiError(CODES.UNKNOWN, `action ${name}: resource ${id} is of type ${resource.type}; the action needs one of type ${def.types.join(' or ')}`, 400)
+        throw new RefusedError(`action ${name}: resource ${id} is of type ${resource.type}; the action needs one of type ${def.types.join(' or ')}`)
       }
     }
     return checked

@@ -15,7 +15,7 @@
  * committed, so a failed write leaves both as they were.
  */
 import type { Logger } from '../../node/logger.js'
-import { ApiError, CODES, notFound } from '../../node/errors.js'
+import { RefusedError, notFound } from '../../node/errors.js'
 import type { StoreTable } from '../../node/store/index.js'
 import { ConversionError, DeferredResult, describe } from '../funcs/errors.js'
 import { SerialQueue } from '../serial-queue.js'
@@ -102,13 +102,13 @@ export class SchemaRegistry {
     return await this.queue.run(async () => {
       const schema = checkSchemaInput(input)
       if (this.entries.has(schema.name) || this.init.table.has(schema.name)) {
-        throw new ApiError(CODES.UNKNOWN, `schema ${schema.name} already exists; delete it first or choose another name`, 400)
+        throw new RefusedError(`schema ${schema.name} already exists; delete it first or choose another name`)
       }
       let codec: SchemaCodec
       try {
         codec = this.compile(schema)
       } catch (err) {
-        if (err instanceof SchemaCompileError) throw new ApiError(CODES.UNKNOWN, err.message, 400)
+        if (err instanceof SchemaCompileError) throw new RefusedError(err.message)
         throw err
       }
       if (schema.parser_type === '3rd-party') await this.probe(schema)
@@ -124,7 +124,7 @@ export class SchemaRegistry {
       this.get(name)
       const rules = this.init.usedBy(name)
       if (rules.length > 0) {
-        throw new ApiError(CODES.UNKNOWN, `schema ${name} is used by rule ${rules.join(', ')}; delete those rules (or change their SQL) first`, 400)
+        throw new RefusedError(`schema ${name} is used by rule ${rules.join(', ')}; delete those rules (or change their SQL) first`)
       }
       await this.init.table.del(name)
       this.entries.delete(name)
@@ -211,13 +211,13 @@ export class SchemaRegistry {
     try {
       target = targetOf(schema.parser_addr ?? {}, this.init.resource)
     } catch (err) {
-      throw new ApiError(CODES.UNKNOWN, (err as Error).message, 400)
+      throw new RefusedError((err as Error).message)
     }
     const { connectMs } = timeoutsOf(schema.parser_opts)
     try {
       await probeService(target, connectMs)
     } catch (err) {
-      throw new ApiError(CODES.UNKNOWN, `cannot connect to the 3rd-party codec service at ${describeTarget(target)}: ${(err as Error).message}; start the service or correct parser_addr`, 400)
+      throw new RefusedError(`cannot connect to the 3rd-party codec service at ${describeTarget(target)}: ${(err as Error).message}; start the service or correct parser_addr`)
     }
   }
 }

@@ -6,7 +6,7 @@
  * functions are given the engine (its `schemas`), which the node's rules part (rules/part.ts)
  * creates and holds; {@link registerSchemaOperations} is called by that part.
  */
-import { ApiError, CODES } from '../../node/errors.js'
+import { NotJsonError } from '../../node/errors.js'
 import type { RuleEngine } from '../engine.js'
 import type { Schema, SchemaInput } from './schema.js'
 import type { ControlServer, ControlHandlers } from '../../node/control/index.js'
@@ -57,7 +57,7 @@ function jsonArg (text: string | boolean | undefined, what: string): unknown {
   try {
     return JSON.parse(text)
   } catch (err) {
-    throw new ApiError(CODES.NOT_JSON, `${what} is not JSON: ${(err as Error).message}`)
+    throw new NotJsonError(`${what} is not JSON: ${(err as Error).message}`)
   }
 }
 

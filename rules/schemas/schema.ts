@@ -5,7 +5,7 @@
  * field of the wrong type or with a value not allowed (a malformed name, an unknown
  * parser_type, a bad URL) 108.
  */
-import { ApiError, CODES } from '../../node/errors.js'
+import { ApiError, MissingParameterError, WrongTypeError } from '../../node/errors.js'
 
 /** The parser types (spec: Schema `parser_type`). */
 export const PARSER_TYPES = ['avro', 'protobuf', '3rd-party'] as const
@@ -67,8 +67,8 @@ export interface SchemaInput {
   description?: unknown
 }
 
-const missing = (what: string, hint = ''): ApiError => new ApiError(CODES.MISSING_PARAMETER, `missing parameter ${what}${hint}`)
-const wrong = (message: string): ApiError => new ApiError(CODES.WRONG_TYPE, message)
+const missing = (what: string, hint = ''): ApiError => new MissingParameterError(`missing parameter ${what}${hint}`)
+const wrong = (message: string): ApiError => new WrongTypeError(message)
 const absent = (v: unknown): boolean => v === undefined || v === null
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
