@@ -1,4 +1,4 @@
-import { ApiError, CODES } from '../node/errors.js'
+import { WrongTypeError } from '../node/errors.js'
 
 /** Default `_limit` (spec: not shown; EMQ X 4 used 10000). */
 export const DEFAULT_LIMIT = 10000
@@ -8,7 +8,7 @@ export interface Page { page: number, limit: number }
 
 function positiveInt (name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new ApiError(CODES.WRONG_TYPE, `${name} must be a positive integer, got '${value}'`)
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new WrongTypeError(`${name} must be a positive integer, got '${value}'`)
   return Number(value)
 }
 

@@ -1,5 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import { ApiError, CODES } from '../node/errors.js'
+import { ApiError, CODES, MissingParameterError, WrongTypeError } from '../node/errors.js'
 import type { RouteDef } from './route-table.js'
 
 const ajv = new Ajv({ allErrors: false, strict: false })
@@ -16,15 +16,16 @@ export function bodyValidator (route: RouteDef): ((body: unknown) => void) | nul
 
 /** 107 for a missing field, 108 for a wrong type, a route's own code (115, 116) for its rules. */
 function fromAjv (error: ErrorObject | undefined, route: RouteDef): ApiError {
-  if (error === undefined) return new ApiError(CODES.WRONG_TYPE, 'invalid request body')
+  if (error === undefined) return new WrongTypeError('invalid request body')
   const where = error.instancePath === '' ? 'body' : error.instancePath.slice(1).replace(/\//g, '.')
   if (error.keyword === 'required') {
     const field = (error.params as { missingProperty: string }).missingProperty
-    return new ApiError(CODES.MISSING_PARAMETER, `missing parameter ${error.instancePath === '' ? field : `${where}.${field}`}`)
+    return new MissingParameterError(`missing parameter ${error.instancePath === '' ? field : `${where}.${field}`}`)
   }
   if (error.keyword === 'type') {
-    return new ApiError(CODES.WRONG_TYPE, `parameter ${where} must be ${(error.params as { type: string }).type}`)
+    return new WrongTypeError(`parameter ${where} must be ${(error.params as { type: string }).type}`)
   }
   const code = route.fieldCodes?.[error.instancePath.replace(/^\/\d+/, '')] ?? CODES.WRONG_TYPE
+  // the code is the route's, read from its fieldCodes at run time: the error is that code's generic kind
   return new ApiError(code, `parameter ${where} ${error.message ?? 'is invalid'}`)
 }

@@ -5,7 +5,7 @@
  * `POST /apps/`; lists and lookups never carry it (EMQ X's lookup did: docs/api.md).
  */
 import { defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
-import { ApiError, CODES } from '../../node/errors.js'
+import { WrongTypeError } from '../../node/errors.js'
 
 /** The fields EMQ X 3.4's `update_app` changed. */
 const CHANGES: Record<string, JsonSchema> = {
@@ -59,7 +59,7 @@ export const APP_ROUTES: RouteDef[] = defineRoutes([
     body: UPDATE_BODY,
     handler: async (req) => {
       if (Object.hasOwn(req.body, 'secret') || Object.hasOwn(req.body, 'app_id')) {
-        throw new ApiError(CODES.WRONG_TYPE, 'an application\'s app_id and secret cannot be changed: delete it and add it again')
+        throw new WrongTypeError('an application\'s app_id and secret cannot be changed: delete it and add it again')
       }
       return { data: await req.node.services.apps.update(req.params.appid, req.body) }
     }

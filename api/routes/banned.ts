@@ -5,7 +5,7 @@
  * runs them. An entry's `by` is the request's `by`, else the API application that made it.
  */
 import { defineRoutes, type ApiRequest, type RouteDef } from '../route-table.js'
-import { ApiError, CODES } from '../../node/errors.js'
+import { WrongTypeError } from '../../node/errors.js'
 import { paginate, pageOf } from '../pagination.js'
 import { addBanned, deleteBanned, listBanned } from '../../node/ops/banned-ops.js'
 
@@ -29,12 +29,12 @@ const BANNED_BODY = {
 function deleteAs (req: ApiRequest): unknown {
   const body: unknown = req.body
   if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) {
-    throw new ApiError(CODES.WRONG_TYPE, 'the body of a banned delete must be an object such as {"as": "client_id"}')
+    throw new WrongTypeError('the body of a banned delete must be an object such as {"as": "client_id"}')
   }
   const fromBody = (body as Record<string, unknown> | undefined)?.as
   const fromQuery = req.query.as
   if (fromQuery !== undefined && fromBody !== undefined && fromQuery !== fromBody) {
-    throw new ApiError(CODES.WRONG_TYPE, `"as" given twice with different values (${JSON.stringify(fromQuery)} in the query, ${JSON.stringify(fromBody)} in the body)`)
+    throw new WrongTypeError(`"as" given twice with different values (${JSON.stringify(fromQuery)} in the query, ${JSON.stringify(fromBody)} in the body)`)
   }
   return fromQuery ?? fromBody
 }

@@ -6,7 +6,7 @@
  */
 import { clusterResult, defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
 import { changeClusterConfig, changeNodeConfig, getNodeConfigs, listConfigs } from '../../node/ops/config-ops.js'
-import { ApiError, CODES } from '../../node/errors.js'
+import { WrongTypeError } from '../../node/errors.js'
 import { pluginConfig, pluginConfigList, setPluginConfig } from '../../node/ops/plugin-ops.js'
 
 /** `{key: value text, ...}`; numbers and booleans are taken as their text. */
@@ -65,7 +65,7 @@ export const CONFIG_ROUTES: RouteDef[] = defineRoutes([
     descr: 'Get the configs of a plugin: [{key, value, desc, required}] (?format=object: {key: value})',
     handler: async (req) => {
       const format = req.query.format
-      if (format !== undefined && format !== 'list' && format !== 'object') throw new ApiError(CODES.WRONG_TYPE, `format must be list (the default) or object, not ${JSON.stringify(format)}`)
+      if (format !== undefined && format !== 'list' && format !== 'object') throw new WrongTypeError(`format must be list (the default) or object, not ${JSON.stringify(format)}`)
       return { data: format === 'object' ? await pluginConfig(req.node.rpc, req.params.node, req.params.plugin) : await pluginConfigList(req.node.rpc, req.params.node, req.params.plugin) }
     }
   },

@@ -6,7 +6,7 @@
  * SQL / unknown action / unknown resource, 404 unknown id; nothing changes (docs/rules.md).
  */
 import { defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
-import { ApiError, CODES } from '../../node/errors.js'
+import { MissingParameterError } from '../../node/errors.js'
 import { RULE_ENGINE_ROUTES } from './rule-resources.js'
 import {
   createRule, deleteRule, listRules, showRule, testRuleSql, updateRule, type RuleInput, type RulePatch
@@ -56,7 +56,7 @@ export const RULE_ROUTES: RouteDef[] = defineRoutes([
     body: CREATE_BODY,
     handler: async (req) => {
       if (req.query.test === 'true') return { data: await testRuleSql(req.rules, { rawsql: req.body.rawsql, ctx: req.body.ctx }) }
-      if (req.body.actions === undefined) throw new ApiError(CODES.MISSING_PARAMETER, 'missing parameter actions (an array of {name, params}, may be empty)')
+      if (req.body.actions === undefined) throw new MissingParameterError('missing parameter actions (an array of {name, params}, may be empty)')
       const { name, for: hook, rawsql, actions, description, enabled } = req.body as RuleInput
       return { data: await createRule(req.rules, { name, for: hook, rawsql, actions, description, enabled }) }
     }
