@@ -30,7 +30,7 @@ import { createConnection } from 'node:net'
 import type { NodeComponents } from '../node/node.js'
 import { registerClusterControl } from './control.js'
 import type { Logger } from '../node/logger.js'
-import { ApiError, CODES } from '../node/errors.js'
+import { BadRpcError, NotFoundError, RefusedError, WrongTypeError } from '../node/errors.js'
 import { Mesh, type Hello } from './mesh.js'
 import { MeshRpc } from './rpc.js'
 import { Routing, type RoutingComponents } from './routing.js'
@@ -171,7 +171,7 @@ export class Cluster {
   /** `cluster join <name>@<host>[:<port>]`. */
   async join (target: string): Promise<MemberInfo[]> {
     const { name, host, port } = parseNodeAddress(target)
-    if (name === this.node.name) throw new ApiError(CODES.UNKNOWN, `cannot join ${target}: that is this node`)
+    if (name === this.node.name) throw new RefusedError(`cannot join ${target}: that is this node`)
     // already a running member of that node's cluster: nothing to do
     if (this.book.isMember(name) && this.isRunning(name)) return this.status()
     // As EMQ X's `cluster join`: a node joins the other node's cluster and leaves its own,
@@ -183,7 +183,7 @@ export class Cluster {
       try {
         await listening(host, port, JOIN_PROBE_MS)
       } catch (err: any) {
-        throw new ApiError(CODES.BADRPC, `cannot join ${target}: ${err.message}`)
+        throw new BadRpcError(`cannot join ${target}: ${err.message}`)
       }
     }
     if (inCluster) await this.leave()
@@ -196,7 +196,7 @@ export class Cluster {
       else await this.mesh.dial(host, port, name)
     } catch (err: any) {
       this.joining.delete(name)
-      throw new ApiError(CODES.BADRPC, `cannot join ${target}: ${err.message}`)
+      throw new BadRpcError(`cannot join ${target}: ${err.message}`)
     }
     await this.settled(JOIN_SETTLE_MS)
     this.joining.delete(name)
@@ -246,8 +246,8 @@ export class Cluster {
 
   /** `cluster force-leave <node>`: removes it from every member; it forgets the cluster. */
   async forceLeave (target: string): Promise<void> {
-    if (target === this.node.name) throw new ApiError(CODES.UNKNOWN, 'a node cannot force itself out; use cluster leave')
-    if (!this.book.isMember(target)) throw new ApiError(CODES.UNKNOWN, `${target} is not a member of this cluster; see cluster status`, 404)
+    if (target === this.node.name) throw new RefusedError('a node cannot force itself out; use cluster leave')
+    if (!this.book.isMember(target)) throw NotFoundError.withMessage(`${target} is not a member of this cluster; see cluster status`)
     const tombstone: MemberEntry = { name: target, addr: this.book.get(target)!.addr, stamp: this.book.stamp(), departed: true }
     // every linked node, the target too: it leaves when it reads its own newer tombstone
     this.tell({ k: 'members', list: [tombstone] })
@@ -512,9 +512,9 @@ export class Cluster {
 /** Host and cluster port of `name@host[:port]`; throws a clear error on a bad form. */
 export function parseNodeAddress (target: string): { name: string, host: string, port: number } {
   const match = /^([^@\s]+)@([^@\s:]+|\[[^\]]+\])(?::(\d+))?$/.exec(target)
-  if (match === null) throw new ApiError(CODES.WRONG_TYPE, `bad node name ${target}; expected <name>@<host> or <name>@<host>:<port>`)
+  if (match === null) throw new WrongTypeError(`bad node name ${target}; expected <name>@<host> or <name>@<host>:<port>`)
   const port = match[3] === undefined ? DEFAULT_CLUSTER_PORT : Number(match[3])
-  if (port < 1 || port > 65535) throw new ApiError(CODES.WRONG_TYPE, `bad cluster port in ${target}`)
+  if (port < 1 || port > 65535) throw new WrongTypeError(`bad cluster port in ${target}`)
   return { name: `${match[1]}@${match[2]}`, host: match[2].replace(/^\[|\]$/g, ''), port }
 }
 

@@ -4,7 +4,7 @@
  * cluster's own calls (snapshots, takeover). A call to a node whose link is down, or that
  * does not answer within the timeout, fails with code 101 (badrpc).
  */
-import { ApiError, CODES, toApiError } from '../node/errors.js'
+import { ApiError, BadRpcError, toApiError } from '../node/errors.js'
 import type { Frame, Mesh } from './mesh.js'
 
 /** A handler of cluster calls: `from` is the calling node. */
@@ -32,7 +32,7 @@ export class MeshRpc {
         if (p.node !== name) continue
         this.pending.delete(id)
         clearTimeout(p.timer)
-        p.reject(new ApiError(CODES.BADRPC, `node ${name} went down during the call`))
+        p.reject(new BadRpcError(`node ${name} went down during the call`))
       }
     })
   }
@@ -48,13 +48,13 @@ export class MeshRpc {
     return await new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id)
-        reject(new ApiError(CODES.BADRPC, `node ${node} did not answer ${label} within ${timeoutMs} ms`))
+        reject(new BadRpcError(`node ${node} did not answer ${label} within ${timeoutMs} ms`))
       }, timeoutMs)
       this.pending.set(id, { resolve, reject, timer, node })
       if (!this.mesh.send(node, { k: 'q', id, m: method, a: args })) {
         this.pending.delete(id)
         clearTimeout(timer)
-        reject(new ApiError(CODES.BADRPC, `node ${node} is not connected`))
+        reject(new BadRpcError(`node ${node} is not connected`))
       }
     })
   }
@@ -62,7 +62,7 @@ export class MeshRpc {
   private async answer (from: string, frame: Frame): Promise<void> {
     const handler = this.handlers.get(frame.m as string)
     try {
-      if (handler === undefined) throw new ApiError(CODES.BADRPC, `node ${this.mesh.name} has no cluster method ${String(frame.m)}`)
+      if (handler === undefined) throw new BadRpcError(`node ${this.mesh.name} has no cluster method ${String(frame.m)}`)
       const value = await handler(frame.a, from)
       this.mesh.send(from, { k: 'r', id: frame.id, ok: true, v: value === undefined ? null : value })
     } catch (err) {
@@ -79,6 +79,7 @@ export class MeshRpc {
     if (frame.ok === true) p.resolve(frame.v)
     else {
       const e = frame.e as { code: number, message: string, status: number }
+      // relays the remote node's answer: its code and status come over the wire
       p.reject(new ApiError(e.code, e.message, e.status))
     }
   }
@@ -87,7 +88,7 @@ export class MeshRpc {
   close (): void {
     for (const p of this.pending.values()) {
       clearTimeout(p.timer)
-      p.reject(new ApiError(CODES.BADRPC, 'the cluster is stopping'))
+      p.reject(new BadRpcError('the cluster is stopping'))
     }
     this.pending.clear()
   }
