@@ -10,12 +10,13 @@ import { svcAuthPgsql } from './pgsql/plugin.js'
 import { svcAuthRedis } from './redis/plugin.js'
 import { svcAuthMongo } from './mongo/plugin.js'
 import { svcAuthHttp } from './http/plugin.js'
+import { svcAuthJwt } from './jwt/plugin.js'
 import { svcAuthLdap } from './ldap/plugin.js'
 
 /** Every external backend plugin the node offers. */
 export const AUTH_BACKEND_PLUGINS: readonly PluginDefinition[] = [
   svcAuthMysql, svcAuthPgsql,
   svcAuthRedis, svcAuthMongo,
-  svcAuthHttp,
+  svcAuthHttp, svcAuthJwt,
   svcAuthLdap,
 ]
