@@ -92,7 +92,7 @@ export function createApiApp (components: ApiServerComponents, routes: RouteDef[
   }
 
   app.use((req: Request, res: Response) => {
-    answerError(res, new NotFoundError(`no endpoint ${req.method} ${req.path}; GET /api/v3/ lists them`))
+    answerError(res, NotFoundError.withMessage(`no endpoint ${req.method} ${req.path}; GET /api/v3/ lists them`))
   })
   app.use((err: any, _req: Request, res: Response, _next: NextFunction) => {
     if (err?.type === 'entity.too.large') {

@@ -44,7 +44,7 @@ describe('management API server', () => {
   it('answers an unknown path with HTTP 404 and a code', async () => {
     const res = await fetch(`${base}/no/such/thing`, { headers: { authorization: API_AUTH } })
     expect(res.status).toBe(404)
-    expect((await res.json() as any).code).toBe(102)
+    expect(await res.json()).toEqual({ code: 102, message: 'no endpoint GET /api/v3/no/such/thing; GET /api/v3/ lists them' })
   })
 
   it('stops with svc_management unloaded and starts again when loaded', async () => {
