@@ -9,8 +9,8 @@
  *   ACL file at -1, and beside the built-in credential plugins in load order); unloading
  *   removes both and closes the client.
  * - **Verdicts**: a backend answers `allow` (with `superuser`), `deny` or `ignore`; a
- *   superuser bypasses the ACL. Usernames starting with `$` skip the backend's ACL, as in
- *   EMQ X.
+ *   superuser bypasses the ACL. Usernames starting with `$` skip the backend's ACL where
+ *   EMQ X's did (`skipDollarUsernames`).
  * - **Down backend**: a query that fails or takes longer than `auth.<backend>.timeout`
  *   answers `ignore` (the chain goes on; at its end `allow_anonymous` and `acl_nomatch`
  *   decide), so a CONNECT never waits past the timeout. The alarm
@@ -28,6 +28,7 @@ import type { ConfigSchema } from '../../config/index.js'
 import { resolve } from 'node:path'
 import { ConfigError, configRoot } from '../../config/index.js'
 import type { Logger } from '../../logger.js'
+import type { HooksBus } from '../../hooks.js'
 import type { PluginContext, PluginDefinition, PluginInstance } from '../../plugins/types.js'
 import { VERSION } from '../../version.js'
 import type { AuthContext } from './placeholders.js'
@@ -57,6 +58,8 @@ export interface BackendOpenContext {
   logger: Logger
   /** Resolves a path key against the install root (certificate files ...). */
   resolvePath: (path: string) => string
+  /** The node's hooks bus (`client.disconnected` ...), for a backend that keeps per-connection state. */
+  hooks: HooksBus
 }
 
 /** One backend, as the code defines it. */
@@ -68,6 +71,11 @@ export interface BackendDefinition {
   prefix: string
   /** The backend's own keys (EMQ X 4.4's names). */
   configSchema: ConfigSchema
+  /**
+   * Whether usernames starting with `$` skip this backend's ACL (default true: EMQ X's HTTP,
+   * SQL, Redis and LDAP ACLs did; its JWT and MongoDB ones did not).
+   */
+  skipDollarUsernames?: boolean
   /** Opens the client; a bad config throws a ConfigError (the plugin does not load). Must not wait for the server. */
   open: (ctx: BackendOpenContext) => BackendClient | Promise<BackendClient>
 }
@@ -161,7 +169,7 @@ async function loadBackend (def: BackendDefinition, ctx: PluginContext): Promise
   if (!Number.isInteger(priority)) throw ConfigError.badValue(`${def.prefix}.priority`, String(priority), 'an integer', 'plugin config')
   const timeoutMs: number = config[`${def.prefix}.timeout`] ?? 5000
   const root = configRoot(node.config)
-  const client = await def.open({ config, logger, resolvePath: (path) => resolve(root, path) })
+  const client = await def.open({ config, logger, resolvePath: (path) => resolve(root, path), hooks: node.hooks })
   const counts: BackendCounts = { 'auth.allow': 0, 'auth.deny': 0, 'auth.ignore': 0, 'acl.allow': 0, 'acl.deny': 0, 'acl.ignore': 0, errors: 0 }
   const alarmId = `${def.name}_unreachable`
   let alarmed = false
@@ -210,11 +218,12 @@ async function loadBackend (def: BackendDefinition, ctx: PluginContext): Promise
   }
   if (client.checkAcl !== undefined) {
     const checkAcl = client.checkAcl
+    const skipDollar = def.skipDollarUsernames ?? true
     offs.push(node.services.acl.addSource({
       name: def.name,
       priority,
       check: async (who, action, topic): Promise<AclVerdict> => {
-        if (skipsBackendAcl(who.username)) return 'ignore'
+        if (skipDollar && skipsBackendAcl(who.username)) return 'ignore'
         const verdict = await bounded('ACL query', async () => await checkAcl(aclContextOf(who, action, topic), action), 'ignore' as BackendVerdict, who.clientId)
         counts[`acl.${verdict}`]++
         return verdict

@@ -193,7 +193,9 @@ const DEFINITION = {
   name: 'svc_auth_jwt',
   description: 'Authentication and ACL by JSON Web Tokens (EMQ X 4.4 emqx_auth_jwt)',
   prefix: 'auth.jwt',
-  configSchema: AUTH_JWT_CONFIG_SCHEMA
+  configSchema: AUTH_JWT_CONFIG_SCHEMA,
+  // EMQ X's JWT ACL had no `$`-username rule: the token's claims decide for every client
+  skipDollarUsernames: false
 } as const
 
 /**

@@ -233,6 +233,8 @@ export const svcAuthMongo = defineAuthBackend({
   description: 'Authentication and ACL with MongoDB (EMQ X 4.4 emqx_auth_mongo keys)',
   prefix: MONGO_PREFIX,
   configSchema: mongoConfigSchema,
+  // EMQ X's MongoDB ACL had no `$`-username rule (its HTTP, SQL, Redis and LDAP ones did)
+  skipDollarUsernames: false,
   open: (ctx) => {
     compileMongoQueries(ctx.config) // a bad selector or hash fails the load before a connection is made
     const client = createMongoClient(mongoPoolOptions(ctx.config, ctx.resolvePath))
