@@ -63,7 +63,7 @@ export class Broker {
 
   private constructor (private readonly settings: BrokerSettings, private readonly c: BrokerComponents, aedes: any, router: MessageRouter) {
     this.aedes = aedes
-    this.aedesCore = new AedesCore(aedes, c.persistence, wireOf)
+    this.aedesCore = new AedesCore(aedes, c.persistence, wireOf, router)
     this.router = router
     this.limits = limitsFrom(settings)
     this.violations = new ViolationCloser(aedes)

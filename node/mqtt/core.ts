@@ -13,6 +13,7 @@ import type { AccessClient } from './broker-types.js'
 import { stateOf, type ClientState } from './client-state.js'
 import type { PersistentSessionInfo, StoredPacket } from './persistence.js'
 import type { Wire } from './wire.js'
+import type { MessageRouter } from './router.js'
 import type { Signal } from '../signal.js'
 
 /** Options of one subscription, as the core keeps them (MQTT 5 §3.8.3.1). */
@@ -140,6 +141,15 @@ export interface MqttCore {
   readonly sessions: SessionStore
   /** The retained-message methods of the persistence, for the retainer. */
   readonly retained: RetainedStore
+  /**
+   * Hands every client-visible message routed on this node whose topic matches `filter` to
+   * `handler`, as a subscription would (it is a route: the cluster forwards matching messages
+   * from other nodes here). The message's publish completes, and a QoS 1/2 publisher's
+   * PUBACK/PUBREC goes out, only once the handler calls `done`: a part that takes messages
+   * elsewhere (a bridge's disk buffer, data integration) calls it when the message is safe.
+   * Returns the function that removes the sink. The handler must not modify the message.
+   */
+  sink (filter: string, handler: (message: Readonly<PublishMessage>, done: (err?: Error | null) => void) => void): () => void
 }
 
 /** The part of an aedes 2.0.0-beta.1 client the core reads: nothing outside this file does. */
@@ -209,9 +219,16 @@ export class AedesCore implements MqttCore {
   /** One view per aedes client object, so views compare as their connections do. */
   private readonly views = new WeakMap<AedesClient, ClientView>()
 
-  constructor (private readonly aedes: AedesInstance, private readonly persistence: CorePersistence, private readonly wireOf: (client: unknown) => Wire | undefined) {}
+  constructor (private readonly aedes: AedesInstance, private readonly persistence: CorePersistence, private readonly wireOf: (client: unknown) => Wire | undefined,
+    private readonly router: Pick<MessageRouter, 'on' | 'removeListener'>) {}
 
   get id (): string { return this.aedes.id }
+
+  sink (filter: string, handler: (message: Readonly<PublishMessage>, done: (err?: Error | null) => void) => void): () => void {
+    const listener = (packet: any, done: (err?: Error | null) => void): void => { handler(packet, done) }
+    this.router.on(filter, listener)
+    return () => { this.router.removeListener(filter, listener) }
+  }
   get closed (): boolean { return this.aedes.closed === true }
   get clientCount (): number { return this.aedes.connectedClients }
   get sessions (): SessionStore { return this.persistence }
