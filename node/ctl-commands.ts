@@ -7,6 +7,7 @@ import { PLUGIN_CTL_COMMANDS } from './plugins/index.js'
 import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/index.js'
 import { MGMT_CTL_COMMANDS } from './apps/ctl.js'
 import { MONITORING_CTL_COMMANDS } from './ops/monitoring-ctl.js'
+import { BRIDGE_CTL_COMMANDS } from './bridges/ctl.js'
 
 /**
  * The core's `starling-ctl` commands, from every service of node/. The composition root
@@ -21,5 +22,6 @@ export const NODE_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...TRACE_CTL_COMMANDS,
   ...LOG_CTL_COMMANDS,
   ...MGMT_CTL_COMMANDS,
-  ...MONITORING_CTL_COMMANDS
+  ...MONITORING_CTL_COMMANDS,
+  ...BRIDGE_CTL_COMMANDS
 ]

@@ -22,7 +22,9 @@ export const METRIC_NAMES = [
   'messages/qos2/expired', 'messages/qos2/dropped',
   // EMQ X 4.4's auth and ACL counters (beyond the spec's list): docs/auth.md
   'client.auth.success', 'client.auth.failure', 'client.auth.ignore',
-  'client.acl.allow', 'client.acl.deny'
+  'client.acl.allow', 'client.acl.deny',
+  // the bridges' traffic, summed over this node's bridges (node/bridges/sys.ts, docs/sys-topics.md)
+  'bridge.mqtt.sent', 'bridge.mqtt.received', 'bridge.mqtt.dropped'
 ] as const
 
 export type MetricName = typeof METRIC_NAMES[number]

@@ -8,6 +8,7 @@ import { APP_ROUTES } from './apps.js'
 import { CONFIG_ROUTES } from './configs.js'
 import { RULE_ROUTES } from './rules.js'
 import { SCHEMA_ROUTES } from './schemas.js'
+import { BRIDGE_ROUTES } from './bridges.js'
 
 /** Every endpoint of `/api/v3/`, in the order the index lists them. */
 export const API_ROUTES: RouteDef[] = [
@@ -20,4 +21,5 @@ export const API_ROUTES: RouteDef[] = [
   ...CONFIG_ROUTES,
   ...RULE_ROUTES,
   ...SCHEMA_ROUTES,
+  ...BRIDGE_ROUTES,
 ]
