@@ -37,6 +37,7 @@ import { Routing, type RoutingComponents } from './routing.js'
 import { DataSync } from './data-sync.js'
 import { Sessions, type SessionsComponents } from './sessions.js'
 import { MemberBook, supersedes, type MemberEntry, type MemberRecord } from './member-book.js'
+import { ClusterBridgeTransport } from './bridge-transport.js'
 
 /** How long `cluster join` waits for the members it learnt to be linked before it answers. */
 const JOIN_SETTLE_MS = 5000
@@ -79,6 +80,8 @@ export class Cluster {
   readonly routing: Routing
   readonly data: DataSync
   readonly sessions: Sessions
+  /** The RPC bridges' links to other clusters' nodes (cluster/bridge-transport.ts): no member links. */
+  readonly bridgeTransport: ClusterBridgeTransport
   /** Membership records, this node's own included. */
   private readonly book: MemberBook
   /**
@@ -120,10 +123,12 @@ export class Cluster {
     this.routing = new Routing(node, this.mesh, this.rpc, this.log)
     this.data = new DataSync(node, this.mesh, this.rpc, this.log)
     this.sessions = new Sessions(node, this.mesh, this.rpc, this.log)
+    this.bridgeTransport = new ClusterBridgeTransport({ name: node.name, cookie: node.config['node.cookie'], broker: node.broker, logger: node.logger }, this.mesh)
   }
 
   async start (): Promise<void> {
     await this.mesh.start()
+    await this.bridgeTransport.start()
     // the address this run announces (a port of 0 binds another one each start)
     if (this.book.own.addr !== this.mesh.addr) this.book.set(this.node.name, { ...this.book.own, addr: this.mesh.addr })
     for (const [name] of this.book.members()) this.members.set(name, { downSince: Date.now(), lost: false })
@@ -276,6 +281,7 @@ export class Cluster {
     this.data.stop()
     this.routing.stop()
     this.rpc.close()
+    await this.bridgeTransport.stop()
     await this.mesh.stop()
   }
 

@@ -53,9 +53,9 @@ const CIPHER_CHUNK = 64 * 1024
 export const LINK_HIGH_WATER = 4 * 1024 * 1024
 const LINK_LOW_WATER = 1024 * 1024
 /** An idle link sends a ping this often ... */
-const PING_MS = 1000
+export const PING_MS = 1000
 /** ... and a link silent this long is closed: its peer is gone or the network is cut. */
-const SILENCE_MS = 5000
+export const SILENCE_MS = 5000
 
 /** A frame on a link: `k` names its kind. */
 export interface Frame { k: string, [field: string]: unknown }
@@ -106,7 +106,7 @@ const packr = new Packr({ useRecords: false, moreTypes: false })
  * (`WebAssembly.Memory.grow(): Maximum memory size exceeded`). Reads reach the cipher one
  * socket read at a time.
  */
-function boundedCipher (factory: (components: any) => ConnectionProtector): (components: any) => ConnectionProtector {
+export function boundedCipher (factory: (components: any) => ConnectionProtector): (components: any) => ConnectionProtector {
   return (components) => {
     const inner = factory(components)
     return {
@@ -138,8 +138,12 @@ async function loadKey (file: string): Promise<PrivateKey> {
   return key
 }
 
-/** One link: a stream to a peer, its incoming frame parser and outgoing batch. */
-class Link {
+/**
+ * One link: a stream to a peer, its incoming frame parser and outgoing batch. Also the
+ * framing of the RPC bridges' streams (cluster/bridge-transport.ts), which are no member
+ * links: they never enter the mesh's link table.
+ */
+export class Link {
   hello: Hello | null = null
   /** Frames not yet handed to the stream: `pending[head..]`, `pendingBytes` in all. */
   private pending: Buffer[] = []
@@ -364,6 +368,16 @@ export class Mesh extends EventEmitter<MeshEvents> {
       }
       if (now - link.lastOut >= PING_MS) link.send({ k: 'ping' })
     }
+  }
+
+  /**
+   * Accepts streams of `protocol` on the mesh's connections besides the member links (the
+   * RPC bridges' `/starling/bridge/1.0.0`, cluster/bridge-transport.ts). Such a stream is
+   * none of the mesh's business: no hello, no link, no `up`. Call after {@link start}; the
+   * private network already ensured the dialler has this node's cookie.
+   */
+  async handle (protocol: string, handler: (stream: Stream, connection: Connection) => void, maxInboundStreams = 64): Promise<void> {
+    await this.libp2p.handle(protocol, handler, { maxInboundStreams })
   }
 
   /** The port the mesh listens on. */

@@ -19,6 +19,7 @@ import { registerOperations } from './ops/index.js'
 import { NodeRpc } from './rpc.js'
 import { ListenerBoard } from './listener-board.js'
 import type { PluginDefinition } from './plugins/types.js'
+import type { RpcBridgeTransport } from './bridges/types.js'
 
 export type { NodeServices }
 
@@ -65,6 +66,12 @@ export interface ClusterPart {
   /** Starts the mesh; rejects when `cluster.listen` cannot be bound. */
   start: () => Promise<void>
   stop: () => Promise<void>
+  /**
+   * How RPC bridges (`bridge.mqtt.<name>.address = <node>@<host>[:<port>]`) reach a node of
+   * another cluster: over the cluster transport, authenticated by `node.cookie`, never
+   * making the two nodes members of each other. Absent when the cluster part offers none.
+   */
+  readonly bridgeTransport?: RpcBridgeTransport
 }
 
 /** The node's core and services: what the parts above the core are built from (everything but the parts). */
