@@ -46,10 +46,17 @@ export function bridgePluginNotLoaded (node: string): ApiError {
   return new RefusedError(`plugin ${BRIDGE_PLUGIN} is not loaded on ${node}; load it first with \`starling-ctl plugins load ${BRIDGE_PLUGIN}\``)
 }
 
-/** True for the RPC's answer to a bridge operation that is not registered (the plugin is not loaded). */
+/**
+ * True for the answer of a bridge operation while the plugin is not loaded: the RPC's
+ * "unknown node operation" (a node whose plugin list lacks svc_bridge_mqtt, or a remote
+ * node's relayed as 101), or the refusal the plugin registers in its place while unloaded.
+ */
 export function isNotLoaded (err: unknown): boolean {
   const message = (err as { message?: unknown } | null)?.message
-  return typeof message === 'string' && message.includes('unknown node operation bridges.')
+  return typeof message === 'string' && (
+    message.includes('unknown node operation bridges.') ||
+    message.includes(`plugin ${BRIDGE_PLUGIN} is not loaded`) ||
+    message.includes(`load ${BRIDGE_PLUGIN} first`))
 }
 
 /** Runs bridge operation `op` on `node`; the plugin's absence becomes {@link bridgePluginNotLoaded}. */
