@@ -219,7 +219,8 @@ function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): Liste
         certfile: file('certfile'),
         cacertfile: file('cacertfile'),
         verify: c[`${key}.verify`],
-        failIfNoPeerCert: c[`${key}.fail_if_no_peer_cert`]
+        failIfNoPeerCert: c[`${key}.fail_if_no_peer_cert`],
+        peerCertAsUsername: c[`${key}.peer_cert_as_username`]
       }
       for (const k of ['keyfile', 'certfile'] as const) {
         if (existsSync(spec.tls[k])) continue

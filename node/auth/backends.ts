@@ -12,11 +12,12 @@ import { svcAuthMongo } from './mongo/plugin.js'
 import { svcAuthHttp } from './http/plugin.js'
 import { svcAuthJwt } from './jwt/plugin.js'
 import { svcAuthLdap } from './ldap/plugin.js'
+import { svcPskFile } from './psk/plugin.js'
 
 /** Every external backend plugin the node offers. */
 export const AUTH_BACKEND_PLUGINS: readonly PluginDefinition[] = [
   svcAuthMysql, svcAuthPgsql,
   svcAuthRedis, svcAuthMongo,
   svcAuthHttp, svcAuthJwt,
-  svcAuthLdap,
+  svcAuthLdap, svcPskFile,
 ]

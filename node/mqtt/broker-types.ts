@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics.js'
 import type { HooksBus } from '../hooks.js'
 import type { StorePersistence } from './persistence.js'
+import type { PeerCertAsUsername } from './listeners.js'
 
 /** Where a connection came from, for the listener counters and the API. */
 export interface ConnectionOrigin {
@@ -12,6 +13,8 @@ export interface ConnectionOrigin {
   port: number
   /** The TLS socket under the connection (TLS and WSS listeners), for the peer certificate. */
   tlsSocket?: TLSSocket
+  /** The listener's `peer_cert_as_username`: where the MQTT username comes from. */
+  peerCertAsUsername?: PeerCertAsUsername
   /** Local address and port the client connected to. */
   localAddress: string
   localPort: number

@@ -22,6 +22,7 @@ import { countDropReason } from '../sys/drop-metrics.js'
 import { limitsFrom, type BrokerSettings } from './settings.js'
 import { startSessionLimits, type SessionLimits } from './session-limits.js'
 import { AedesCore, type ClientView, type MqttCore } from './core.js'
+import { peerCertUsername } from './listeners.js'
 import { SessionExpiry } from './session-expiry.js'
 import type { Logger } from '../logger.js'
 
@@ -316,6 +317,9 @@ export class Broker {
         ...certificateNames(origin?.tlsSocket)
       }
     }
+    // listener.ssl.external.peer_cert_as_username (EMQ X): the certificate names the client
+    const certUsername = peerCertUsername(origin?.peerCertAsUsername, origin?.tlsSocket, state.access)
+    if (certUsername !== undefined) packet.username = state.username = state.access.username = certUsername
     client[clientState] = state
     if (wire) installFastDeliver(client, wire, (p, reason) => this.dropped(p, reason))
     // the client's Receive Maximum on what we send it [MQTT-3.3.4-9]; 65535 (the default) needs no window

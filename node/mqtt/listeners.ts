@@ -2,6 +2,7 @@ import net from 'node:net'
 import tls from 'node:tls'
 import http from 'node:http'
 import https from 'node:https'
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, createWebSocketStream } from 'ws'
@@ -20,6 +21,31 @@ export interface ListenerTls {
   verify: 'verify_none' | 'verify_peer'
   /** With `verify_peer`: refuse clients that send none. */
   failIfNoPeerCert: boolean
+  /**
+   * `peer_cert_as_username`: the MQTT username becomes the client certificate's CN, DN,
+   * DER bytes (`crt`), PEM text (`pem`) or DER MD5 (`md5`); absent or `off`: the CONNECT's.
+   */
+  peerCertAsUsername?: PeerCertAsUsername
+}
+
+/** What `peer_cert_as_username` takes the username from (EMQ X's values). */
+export type PeerCertAsUsername = 'off' | 'cn' | 'dn' | 'crt' | 'pem' | 'md5'
+
+/**
+ * TLS-PSK on a listener (`svc_psk_file` sets it): the key of an identity, or undefined to
+ * refuse it (the handshake fails), and the TLS 1.2 PSK cipher suites offered beside the
+ * listener's certificate ones. TLS 1.3 uses its own suites (SHA-256 ones) for PSK.
+ */
+export interface ListenerPsk {
+  lookup: (identity: string) => Buffer | undefined
+  /** OpenSSL names (`PSK-AES128-CBC-SHA`); names this OpenSSL lacks are left out. */
+  ciphers: readonly string[]
+}
+
+/** `names` without the cipher suites Node's OpenSSL does not offer (3DES and RC4 in OpenSSL 3). */
+export function supportedPskCiphers (names: readonly string[]): string[] {
+  const known = new Set(tls.getCiphers())
+  return names.map(n => n.trim()).filter(n => n !== '' && known.has(n.toLowerCase()))
 }
 
 /** What one MQTT listener is configured with. */
@@ -56,6 +82,9 @@ export class MqttListener {
   private current = 0
   private readonly shutdowns = new Map<string, number>()
   private boundPort = 0
+  private psk: ListenerPsk | undefined
+  /** Sockets whose handshake used a PSK: authenticated by it, they need no certificate. */
+  private readonly pskSockets = new WeakSet<tls.TLSSocket>()
 
   constructor (readonly spec: ListenerSpec, private readonly broker: Broker, private readonly logger: Logger) {}
 
@@ -68,7 +97,18 @@ export class MqttListener {
     if (spec.protocol === 'mqtt:tcp') {
       this.server = net.createServer(socket => this.accept(socket, socket))
     } else if (spec.protocol === 'mqtt:ssl') {
-      const server = tls.createServer(tlsOptions(spec.tls!))
+      const server = tls.createServer({
+        ...this.secureOptions(),
+        // always installed, answering from the PSK a plugin set (setPsk): the TLS server's
+        // callback is fixed at creation, while the plugin comes and goes at run time
+        pskCallback: (socket, identity) => {
+          const key = this.psk?.lookup(identity)
+          if (key === undefined) return null
+          // candidates only: see usedPsk
+          this.pskSockets.add(socket)
+          return key
+        }
+      })
       server.on('secureConnection', socket => { if (this.checkPeer(socket)) this.accept(socket, socket) })
       server.on('tlsClientError', err => this.logger.debug({ err: err.message }, 'TLS handshake failed'))
       this.server = server
@@ -104,6 +144,48 @@ export class MqttListener {
     })
     this.server.on('error', err => this.logger.error({ err, protocol: spec.protocol }, 'listener error'))
     this.logger.info({ protocol: spec.protocol, host: spec.host, port: this.boundPort }, 'listener started')
+  }
+
+  /**
+   * Turns TLS-PSK on (`psk`) or off (undefined) for new handshakes of an `mqtt:ssl`
+   * listener: the PSK suites join or leave the listener's cipher list. Connections already
+   * established are not touched.
+   */
+  setPsk (psk: ListenerPsk | undefined): void {
+    if (this.spec.protocol !== 'mqtt:ssl') throw new Error(`TLS-PSK is for the mqtt:ssl listener, not ${this.spec.protocol}`)
+    const ciphers = psk === undefined ? [] : supportedPskCiphers(psk.ciphers)
+    this.psk = psk === undefined ? undefined : { lookup: psk.lookup, ciphers }
+    const server = this.server as tls.Server | null
+    if (server === null) return
+    server.setSecureContext(this.secureOptions())
+  }
+
+  /**
+   * The TLS options of the ssl/wss listener; while a PSK is set, with the PSK suites and
+   * TLS_AES_128_GCM_SHA256 first, in the server's order: OpenSSL's PSK callback gives a
+   * SHA-256 key, which a TLS 1.3 SHA-384 suite (the first a client like mosquitto offers)
+   * cannot use, so the handshake would go on with the certificate instead.
+   */
+  private secureOptions (): tls.TlsOptions {
+    if (this.psk === undefined) return tlsOptions(this.spec.tls!)
+    const tls12 = this.psk.ciphers.length > 0 ? `:-PSK:${this.psk.ciphers.join(':')}` : ''
+    return {
+      ...tlsOptions(this.spec.tls!),
+      // Node's default list ends with !PSK, which no later name could undo
+      ciphers: `TLS_AES_128_GCM_SHA256:${tls.DEFAULT_CIPHERS.replace(':!PSK', '')}${tls12}`,
+      honorCipherOrder: true
+    }
+  }
+
+  /**
+   * Whether the handshake on `socket` was authenticated by a PSK of the plugin: its callback
+   * gave a key (a wrong one fails the handshake) and the key was used: a PSK suite (TLS 1.2),
+   * or a PSK-resumed TLS 1.3 session (an identity OpenSSL could not use goes on as a
+   * certificate handshake, which is not resumed).
+   */
+  private usedPsk (socket: tls.TLSSocket): boolean {
+    if (!this.pskSockets.has(socket)) return false
+    return socket.getProtocol() === 'TLSv1.3' ? socket.isSessionReused() : socket.getCipher().name.includes('PSK')
   }
 
   /**
@@ -145,6 +227,7 @@ export class MqttListener {
       localAddress: socket.localAddress ?? '',
       localPort: socket.localPort ?? 0,
       tlsSocket: socket instanceof tls.TLSSocket ? socket : undefined,
+      peerCertAsUsername: this.spec.tls?.peerCertAsUsername,
       onClose: (reason) => {
         this.current--
         this.shutdowns.set(reason, (this.shutdowns.get(reason) ?? 0) + 1)
@@ -155,11 +238,11 @@ export class MqttListener {
   /**
    * With `verify_peer`, Node is told not to reject so that the two EMQ X cases can be told
    * apart: a certificate that does not verify is always refused; a missing one only with
-   * `fail_if_no_peer_cert`.
+   * `fail_if_no_peer_cert`. A TLS-PSK client is authenticated by its key and needs none.
    */
   private checkPeer (socket: tls.TLSSocket): boolean {
     const t = this.spec.tls!
-    if (t.verify !== 'verify_peer') return true
+    if (t.verify !== 'verify_peer' || this.usedPsk(socket)) return true
     const cert = socket.getPeerCertificate()
     const hasCert = cert !== null && Object.keys(cert).length > 0
     if (!hasCert && !t.failIfNoPeerCert) return true
@@ -168,6 +251,25 @@ export class MqttListener {
     socket.destroy()
     return false
   }
+}
+
+/**
+ * The MQTT username `peer_cert_as_username` gives a client on `socket`, as EMQ X 4.4's
+ * channel did: `cn` the subject's CN, `dn` its DN (the `%d` form), `crt` the DER bytes (as a
+ * latin1 string), `pem` the DER in base64, `md5` the DER's MD5 in hex. Undefined (the
+ * CONNECT's username stays) when the mode is off or absent, or the client sent no
+ * certificate (or one without that name).
+ */
+export function peerCertUsername (mode: PeerCertAsUsername | undefined, socket: tls.TLSSocket | undefined,
+  names: { certCn?: string, certDn?: string }): string | undefined {
+  if (mode === undefined || mode === 'off' || socket === undefined) return undefined
+  if (mode === 'cn') return names.certCn
+  if (mode === 'dn') return names.certDn
+  const der = socket.getPeerCertificate?.()?.raw
+  if (der === undefined || der.length === 0) return undefined
+  if (mode === 'crt') return der.toString('latin1')
+  if (mode === 'pem') return der.toString('base64')
+  return createHash('md5').update(der).digest('hex')
 }
 
 function tlsOptions (t: ListenerTls): tls.TlsOptions {
