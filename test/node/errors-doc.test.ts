@@ -81,7 +81,11 @@ const NOT_KINDS: Record<string, string> = {
   FunctionUnavailableError: 'rule functions: a rule failure, never answered',
   DeferredResult: 'rule functions: not an error, a value thrown to defer',
   AclRowError: 'auth backends: a malformed ACL row; the ACL source answers ignore and logs it, never answered',
-  BackendTimeoutError: 'auth backends: a query past its timeout; the plugin answers ignore and raises its alarm, never answered'
+  BackendTimeoutError: 'auth backends: a query past its timeout; the plugin answers ignore and raises its alarm, never answered',
+  HttpServiceError: 'svc_auth_http: the service answered an error status; the plugin answers ignore and raises its alarm, never answered',
+  LdapPoolError: 'LDAP pool (auth backends): the directory cannot be used; the plugin answers ignore and raises its alarm, never answered',
+  RedisUnavailableError: 'Redis pool (auth backends): not connected; the plugin answers ignore and raises its alarm, never answered',
+  SqlQueryTimeoutError: 'SQL pools (auth backends): a query past query_timeout; the plugin answers ignore and raises its alarm, never answered'
 }
 
 /** The row of `name` in docs/errors.md, split into cells. */
