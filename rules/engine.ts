@@ -11,6 +11,7 @@
  * look-up from a node to its engine. It gets only the components it uses.
  */
 import type { StarlingNode } from '../node/node.js'
+import { resolvePath } from '../node/config/index.js'
 import { createActionRegistry, type ActionRegistry } from './registry.js'
 import { BUILT_IN_ACTIONS, builtInResourceType } from './actions/built-in.js'
 import { WEB_HOOK_ACTIONS, webHookResourceType } from './actions/web-hook.js'
@@ -18,6 +19,7 @@ import { EngineMetrics } from './metrics.js'
 import { RepublishMarks } from './republish-marks.js'
 import { RuleService } from './rule-service.js'
 import { ResourceService } from './resource-service.js'
+import { ResourceInstances } from './resource-instances.js'
 import { RuleRuntime } from './runtime.js'
 import { SerialQueue } from './serial-queue.js'
 import { createNodeSchemaRegistry } from './schemas/service.js'
@@ -38,10 +40,10 @@ export interface RuleEngine {
   readonly schemas: SchemaRegistry
   readonly runtime: RuleRuntime
   readonly metrics: EngineMetrics
-  /** Starts running the enabled rules (svc_rule_engine loaded). */
+  /** Starts running the enabled rules and the resources' instances (svc_rule_engine loaded). */
   start (): void
-  /** Stops running rules; rules and resources stay stored. */
-  stop (): void
+  /** Stops running rules and closes the resources' instances; rules and resources stay stored. */
+  stop (): Promise<void>
   /** This node's counters of rule `id` (zeros when it never ran here). */
   ruleMetrics (id: string): RuleNodeMetrics
   /** This node's counters of action instance `id`. */
@@ -59,10 +61,11 @@ export function createBuiltInRegistry (): ActionRegistry {
 
 /**
  * What the engine uses of its node: the name (counters, schema functions), the logger, the
- * cluster-wide tables (rules, resources, schemas), and for the runtime the hooks bus and the
- * MQTT core (republish).
+ * cluster-wide tables (rules, resources, schemas), for the runtime the hooks bus and the
+ * MQTT core (republish), and for resources that run on the node (bridges) the config (data
+ * directory), the cluster part (the RPC bridge's transport) and the services (alarms).
  */
-export type RuleEngineComponents = Pick<StarlingNode, 'name' | 'logger' | 'shared' | 'hooks' | 'broker'>
+export type RuleEngineComponents = Pick<StarlingNode, 'name' | 'logger' | 'shared' | 'hooks' | 'broker' | 'config' | 'cluster' | 'services'>
 
 /** Creates the engine of a node: loads and compiles the stored rules; nothing runs yet. */
 export function createRuleEngine (components: RuleEngineComponents): RuleEngine {
@@ -86,8 +89,17 @@ export function createRuleEngine (components: RuleEngineComponents): RuleEngine 
       runtime.load(all)
     }
   })
-  const resources = new ResourceService({ table: components.shared.table<Resource>(RESOURCES_TABLE), logger, registry, queue, usedBy: (id) => rules.usingResource(id) })
-  const runtime = new RuleRuntime({ node: components, logger, registry, metrics, marks, resource: (id) => resources.find(id) })
+  const instances = new ResourceInstances({ registry, logger, components: { ...components, dataDir: resolvePath(components.config, 'node.data_dir') } })
+  const resources = new ResourceService({
+    table: components.shared.table<Resource>(RESOURCES_TABLE),
+    logger,
+    registry,
+    queue,
+    usedBy: (id) => rules.usingResource(id),
+    changed: (id, resource) => instances.sync(id, resource),
+    instanceAlive: async (resource) => await instances.alive(resource)
+  })
+  const runtime = new RuleRuntime({ node: components, logger, registry, metrics, marks, resource: (id) => resources.find(id), instance: async (id) => await instances.get(id) })
   runtime.load(rules.all())
   return {
     registry,
@@ -99,12 +111,14 @@ export function createRuleEngine (components: RuleEngineComponents): RuleEngine 
     start () {
       runtime.start()
       metrics.start()
+      instances.start(resources.list())
       logger.info({ rules: rules.list().length, events: runtime.events() }, 'rule engine started')
     },
-    stop () {
+    async stop () {
       runtime.stop()
       metrics.stop()
       schemas.release()
+      await instances.stop()
       logger.info('rule engine stopped')
     },
     ruleMetrics (id) {

@@ -26,7 +26,7 @@ export function createRuleEnginePlugin (engine: () => Pick<RuleEngine, 'start' |
     async load () {
       const running = engine()
       running.start()
-      return { unload: async () => { running.stop() } }
+      return { unload: async () => { await running.stop() } }
     }
   }
 }

@@ -5,9 +5,11 @@
  * type); a resource a rule uses cannot be deleted. `status` runs the type's health check now.
  *
  * Resources are cluster-wide (docs/cluster-data.md): given a shared table, one created,
- * changed or deleted on another node is added, replaced or removed here too. A resource is
- * configuration only (actions read it when they run), so there is no instance to start or
- * stop; its health is checked by `status`, on whichever node asks.
+ * changed or deleted on another node is added, replaced or removed here too. Most resources
+ * are configuration only (actions read it when they run) and their health is checked by
+ * `status`, on whichever node asks; a type with `open` (a bridge) runs an instance on each
+ * node, which `changed` tells the engine to follow (resource-instances.ts), and its status is
+ * that instance's.
  */
 import { randomBytes } from 'node:crypto'
 import type { StoreTable } from '../node/store/index.js'
@@ -47,6 +49,10 @@ export interface ResourceServiceInit {
   usedBy: (resourceId: string) => Rule[]
   /** Shared with the rule service: writes run one at a time. */
   queue: SerialQueue
+  /** Called after resource `id` was created, replaced (another node) or deleted (`undefined`). */
+  changed?: (id: string, resource: Resource | undefined) => void
+  /** The status of a resource whose type runs instances; undefined for other types (health check). */
+  instanceAlive?: (resource: Resource) => Promise<boolean | undefined>
 }
 
 /** The resources of one node. */
@@ -98,6 +104,7 @@ export class ResourceService {
       }
       if (input.description !== undefined && typeof input.description !== 'string') throw new WrongTypeError('parameter description must be a string')
       const config = checkParams(def.params, input.config ?? {}, `resource type ${def.name} config`)
+      def.checkConfig?.(config)
       const id = name !== undefined ? `${def.name}:${name}` : this.newId()
       if (this.resources.has(id)) throw new RefusedError(`resource ${id} already exists; delete it first or choose another name`)
       const resource: Resource = {
@@ -111,6 +118,7 @@ export class ResourceService {
       }
       await this.init.table.put(id, resource)
       this.resources.set(id, resource)
+      this.init.changed?.(id, resource)
       return resource
     })
   }
@@ -125,12 +133,15 @@ export class ResourceService {
       }
       await this.init.table.del(id)
       this.resources.delete(id)
+      this.init.changed?.(id, undefined)
     })
   }
 
   /** Runs the health check of resource `id` now (types without one are always alive). */
   async status (id: string): Promise<ResourceStatus> {
     const resource = this.get(id)
+    const running = await this.init.instanceAlive?.(resource)
+    if (running !== undefined) return { is_alive: running }
     const check = this.init.registry.findResourceType(resource.type)?.healthCheck
     if (check === undefined) return { is_alive: true }
     return { is_alive: await check(resource, AbortSignal.timeout(HEALTH_CHECK_TIMEOUT_MS)) }
@@ -154,14 +165,17 @@ export class ResourceService {
       if (resource === undefined) {
         if (!known) return
         this.resources.delete(id)
+        this.init.changed?.(id, undefined)
         const rules = this.init.usedBy(id).map(r => r.id)
         if (rules.length > 0) logger?.warn({ resource_id: id, rules }, 'resource deleted on another node while rules here use it; their actions fail until it exists again')
         else logger?.info({ resource_id: id }, 'resource deleted on another node')
       } else if (!isStoredResource(id, resource)) {
         this.resources.delete(id)
+        this.init.changed?.(id, undefined)
         logger?.error({ resource_id: id }, 'a resource from another node is not a valid resource; it is not loaded')
       } else {
         this.resources.set(id, resource)
+        this.init.changed?.(id, resource)
         if (this.init.registry.findResourceType(resource.type) === undefined) {
           logger?.warn({ resource_id: id, type: resource.type }, 'a resource from another node is of a type unknown here; actions bound to it cannot run on this node')
         } else {

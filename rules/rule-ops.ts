@@ -21,7 +21,7 @@ import { testSql } from './sql/index.js'
 import { SqlError } from './sql/errors.js'
 import { DeferredResult } from './funcs/errors.js'
 import type { ControlHandlers, ControlServer } from '../node/control/index.js'
-import type { Rule } from './types.js'
+import type { ParamSpecs, Resource, Rule } from './types.js'
 
 export type { RuleInput, RulePatch, ResourceInput }
 
@@ -141,7 +141,7 @@ export function showResourceType ({ engine }: Engine, type: string): ResourceTyp
 /** `GET /resource_types/:type/resources`: 404 for an unknown type. */
 export function resourcesOfType ({ engine }: Engine, type: string): ResourceView[] {
   engine.registry.resourceType(type)
-  return engine.resources.list(type).map(r => resourceView(r))
+  return engine.resources.list(type).map(r => resourceView(r, undefined, specsOf(engine, r)))
 }
 
 /** `GET /resource_types/:type/actions`: 404 for an unknown type. */
@@ -152,19 +152,25 @@ export function actionsOfType ({ engine }: Engine, type: string): ActionInfo[] {
 
 /** `POST /resources`, `resources create`: config checked against the type; nothing stored on an error. */
 export async function createResource ({ engine }: Engine, input: ResourceInput): Promise<ResourceView> {
-  return resourceView(await engine.resources.create(input))
+  const resource = await engine.resources.create(input)
+  return resourceView(resource, undefined, specsOf(engine, resource))
+}
+
+/** The params of `resource`'s type (which of its config keys are secret), when the type is known here. */
+function specsOf (engine: RuleEngine, resource: Resource): ParamSpecs | undefined {
+  return engine.registry.findResourceType(resource.type)?.params
 }
 
 /** `GET /resources`, `resources list [-t]`. */
 export function listResources ({ engine }: Engine, type?: string): ResourceView[] {
-  return engine.resources.list(type).map(r => resourceView(r))
+  return engine.resources.list(type).map(r => resourceView(r, undefined, specsOf(engine, r)))
 }
 
 /** `GET /resources/:id`, `resources show`: with `status` (health checked now) per node. */
 export async function showResource ({ engine, rpc }: EngineAndRpc, id: string): Promise<ResourceView> {
   const resource = engine.resources.get(id)
   const answers = await rpc.callAll<ResourceStatus>('resources.status', { id })
-  return resourceView(resource, answers.map(a => ({ node: a.node, is_alive: a.ok && a.result.is_alive })))
+  return resourceView(resource, answers.map(a => ({ node: a.node, is_alive: a.ok && a.result.is_alive })), specsOf(engine, resource))
 }
 
 /** `DELETE /resources/:id`, `resources delete`: 404 when unknown, refused while a rule uses it. */

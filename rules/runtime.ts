@@ -25,7 +25,7 @@ import { emqx4Columns, specColumns, type Columns } from './columns.js'
 import type { ActionCounters, EngineMetrics, RuleCounters } from './metrics.js'
 import type { RepublishMarks } from './republish-marks.js'
 import type { ActionRegistry } from './registry.js'
-import type { ActionContext, ActionDefinition, Resource, Rule, RulePublish } from './types.js'
+import type { ActionContext, ActionDefinition, Resource, ResourceInstance, Rule, RulePublish } from './types.js'
 import type { RuleEntry } from './rule-service.js'
 import { DeferredResult } from './funcs/errors.js'
 
@@ -103,6 +103,8 @@ export interface RuntimeInit {
   metrics: EngineMetrics
   marks: RepublishMarks
   resource: (id: string) => Resource | undefined
+  /** The running part of resource `id` on this node (resource-instances.ts); absent: none. */
+  instance?: (id: string) => Promise<ResourceInstance | undefined>
 }
 
 /** Runs the rules of one node on its hooks bus. */
@@ -305,6 +307,7 @@ export class RuleRuntime {
       actionId: action.id,
       params: action.params,
       resource: action.resourceId === undefined ? undefined : this.init.resource(action.resourceId),
+      instance: async () => action.resourceId === undefined ? undefined : await this.init.instance?.(action.resourceId),
       env: job.env,
       publish: async (message) => await this.publish(message, job.chain, job.rule.id)
     }

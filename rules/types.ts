@@ -4,6 +4,7 @@
  * rules and resources are created through the API or the CLI and kept in the node's store.
  */
 import type { Logger } from '../node/logger.js'
+import type { StarlingNode } from '../node/node.js'
 
 /** The JSON type of a parameter (EMQ X 4's `type` of an action's or resource type's param). */
 export type ParamType = 'string' | 'number' | 'integer' | 'boolean' | 'object' | 'array'
@@ -26,6 +27,8 @@ export interface ParamSpec {
   default?: unknown
   /** For objects: the specs of their keys (shown, not enforced). */
   schema?: Record<string, unknown>
+  /** A credential (a password): the API and the CLI show it as `******`, the store keeps it. */
+  secret?: boolean
 }
 
 /** Parameter specs by parameter name. */
@@ -49,6 +52,11 @@ export interface ActionContext {
   params: Record<string, unknown>
   /** The bound resource, when the action takes one. */
   resource: Resource | undefined
+  /**
+   * The bound resource's running part on this node, for types that have one (a bridge):
+   * waits while it is being opened; undefined when the type has none or it is not open.
+   */
+  instance: () => Promise<ResourceInstance | undefined>
   /** The event's columns (EMQ X's `Envs`): `qos`, `flags`, `topic` ... of the triggering event. */
   env: Record<string, unknown>
   /**
@@ -97,6 +105,36 @@ export interface ResourceTypeDefinition {
   params: ParamSpecs
   /** Whether a resource of this type works now; absent means always alive. */
   healthCheck?: (resource: Resource, signal: AbortSignal) => Promise<boolean>
+  /**
+   * Checks a config beyond its params (an address's form, a topic) when a resource is
+   * created, after defaults are filled; throws a catalogue error (108) to refuse it.
+   */
+  checkConfig?: (config: Record<string, unknown>) => void
+  /**
+   * For types whose resources run something on each node (a bridge's connection and
+   * buffer): starts it. Called on every node for each resource of the type while the rule
+   * engine runs (at its start, when a resource is created here or on another node), closed
+   * when the engine stops or the resource is deleted. Its `alive` is the resource's status
+   * (`healthCheck` is not used then).
+   */
+  open?: (resource: Resource, components: ResourceComponents) => Promise<ResourceInstance>
+}
+
+/** What a resource type's `open` is given of its node. */
+export type ResourceComponents = Pick<StarlingNode, 'name' | 'logger' | 'config' | 'broker' | 'cluster' | 'services'> & {
+  /** The node's data directory (`node.data_dir`, resolved): where a disk buffer goes. */
+  dataDir: string
+}
+
+/** A resource's running part on one node, made by its type's `open`. */
+export interface ResourceInstance {
+  /** Whether it works now (`status.is_alive`). */
+  alive: () => boolean | Promise<boolean>
+  /**
+   * Stops it. `removed`: the resource was deleted, so what it keeps on disk goes too;
+   * otherwise (the engine stops, the node stops) that stays for the next open.
+   */
+  close: (removed: boolean) => Promise<void>
 }
 
 /** An action of a rule, as stored: `params.$resource` names the bound resource. */

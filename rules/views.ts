@@ -2,7 +2,7 @@
  * Rules and resources as the API and the CLI show them: the stored record plus, per node,
  * the counters (`metrics`, EMQ X 4's shape) or the health (`status`).
  */
-import type { ActionNodeMetrics, Resource, Rule, RuleNodeMetrics } from './types.js'
+import type { ActionNodeMetrics, ParamSpecs, Resource, Rule, RuleNodeMetrics } from './types.js'
 
 /** Every node's counters, as the `rules.metrics` node operation answers them. */
 export interface NodeRuleMetrics {
@@ -62,13 +62,23 @@ export function ruleView (rule: Rule, perNode: NodeRuleMetrics[]): RuleView {
   }
 }
 
-/** `resource` as shown, with `status` when given. */
-export function resourceView (resource: Resource, status?: ResourceView['status']): ResourceView {
+/** What a secret config value (a `secret` param, e.g. a bridge's password) is shown as. */
+export const REDACTED = '******'
+
+/**
+ * `resource` as shown, with `status` when given; the values of its type's `secret` params
+ * (`specs`) are shown as {@link REDACTED} when set.
+ */
+export function resourceView (resource: Resource, status?: ResourceView['status'], specs?: ParamSpecs): ResourceView {
+  let config = resource.config
+  for (const [key, spec] of Object.entries(specs ?? {})) {
+    if (spec.secret === true && config[key] !== undefined && config[key] !== '') config = { ...config, [key]: REDACTED }
+  }
   return {
     id: resource.id,
     ...(resource.name !== undefined ? { name: resource.name } : {}),
     type: resource.type,
-    config: resource.config,
+    config,
     description: resource.description,
     attrs: resource.attrs,
     ...(status !== undefined ? { status } : {})
