@@ -76,6 +76,14 @@ export class NodeRpc {
     this.operations.set(name, operation)
   }
 
+  /**
+   * Removes operation `name` (a plugin's operations when it unloads or detaches); false when
+   * it was not registered.
+   */
+  unregister (name: string): boolean {
+    return this.operations.delete(name)
+  }
+
   /** Runs a registered operation here (what a remote node asks this node to do). */
   async local (name: string, args: unknown): Promise<unknown> {
     const operation = this.operations.get(name)

@@ -3,12 +3,14 @@
  * svc_management (api/plugin.ts) and before svc_rule_engine (rules/plugin.ts), which live beside
  * the code they start.
  */
+import { svcBridgeMqtt } from '../bridges/plugin.js'
 import { delayedPublishPlugin } from '../delayed/plugin.js'
 import { retainerPlugin } from '../retainer/plugin.js'
 import type { PluginDefinition } from './types.js'
 
-/** svc_retainer and svc_delayed_publish. */
+/** svc_retainer, svc_delayed_publish and svc_bridge_mqtt (not loaded by default). */
 export const CORE_PLUGINS: readonly PluginDefinition[] = [
   retainerPlugin,
-  delayedPublishPlugin
+  delayedPublishPlugin,
+  svcBridgeMqtt
 ]

@@ -11,7 +11,9 @@ describe('shipped plugin files etc/plugins/<name>.conf', () => {
     const file = join(etc, `${name}.conf`)
     const text = readFileSync(file, 'utf8')
     const keys = parseConfText(text, file).map(e => e.key)
-    expect(keys.sort()).toEqual(Object.keys(def.configSchema).sort())
+    // keys with a <name> segment (bridge.mqtt.<name>.*) have no value until a name is chosen:
+    // such a file ships its sample commented out
+    expect(keys.sort()).toEqual(Object.keys(def.configSchema).filter(k => !k.includes('<name>')).sort())
     const shipped = loadPluginConfig(file, def.configSchema, { env: {} })
     const defaults = loadPluginConfig(join(etc, 'does-not-exist.conf'), def.configSchema, { env: {}, optional: true })
     expect(shipped).toEqual(defaults)
