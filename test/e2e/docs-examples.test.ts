@@ -24,7 +24,10 @@ const NEEDS_CONTEXT: Record<string, string> = {
   'bin/starling-ctl --json cluster status → [': 'shows a two-node cluster (test/cluster/processes.test.ts)',
   'bin/starling-ctl acl reload → etc/acl.conf:3: expected allow or deny, got \'alow\'': 'needs a broken etc/acl.conf (test/e2e/acl-reload.test.ts)',
   'bin/starling-ctl status → etc/starling.conf:1: unknown key "node.nmae" (did you mean node.name?)': 'needs a broken config file (test/node/control/ctl-program.test.ts)',
-  'bin/starling-ctl status → Node starling@127.0.0.1 is not running (no control socket at /opt/starling/data/starling-ctl.sock); start it with bin/starling': 'needs a stopped node (test/e2e/ctl.test.ts)'
+  'bin/starling-ctl status → Node starling@127.0.0.1 is not running (no control socket at /opt/starling/data/starling-ctl.sock); start it with bin/starling': 'needs a stopped node (test/e2e/ctl.test.ts)',
+  'bin/starling-ctl bridges list → name: aws     status: Running': 'needs svc_bridge_mqtt loaded with a bridge aws connected to a remote broker (test/e2e/bridges-ctl.test.ts)',
+  'bin/starling-ctl bridges add-forward aws sensors/# → Add-forward topic successfully.': 'needs svc_bridge_mqtt loaded with a bridge aws (test/e2e/bridges-ctl.test.ts)',
+  'bin/starling-ctl bridges forwards aws → topic:   topic1/#': 'needs svc_bridge_mqtt loaded with a bridge aws (test/e2e/bridges-ctl.test.ts)'
 }
 
 /** An example's key in {@link NEEDS_CONTEXT}. */
