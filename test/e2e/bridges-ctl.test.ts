@@ -8,14 +8,14 @@
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import mqtt, { type MqttClient } from 'mqtt'
+import type { MqttClient } from 'mqtt'
 import { startTestNode, API_AUTH, connect, closeClients, collect, waitFor, type TestNode, type Received } from '../helpers/node.js'
 import { runCtlOn } from '../helpers/ctl.js'
-import { startBroker, mosquittoTarget, type RunningBroker } from '../../bench/broker-process.js'
+import { startMosquitto, type MosquittoServer } from '../helpers/servers/mosquitto.js'
 import { attachBridgeControl } from '../../node/bridges/ctl.js'
 import type { BridgeInfo } from '../../node/bridges/types.js'
 
-let remote: RunningBroker
+let remote: MosquittoServer
 let etcDir: string
 let node: TestNode
 let detach: (() => Promise<void>) | null = null
@@ -52,7 +52,7 @@ const base = (): string => `/nodes/${encodeURIComponent(node.name)}/bridges`
 const status = async (): Promise<string> => ((await api(`${base()}/aws`)).body.data as BridgeInfo).status
 
 beforeAll(async () => {
-  remote = await startBroker(mosquittoTarget(), 1024, tmpdir())
+  remote = await startMosquitto()
   etcDir = mkdtempSync(join(tmpdir(), 'starling-etc-'))
   cpSync('etc/plugins', join(etcDir, 'plugins'), { recursive: true })
   writeFileSync(join(etcDir, 'plugins', 'svc_bridge_mqtt.conf'), [
@@ -67,8 +67,7 @@ beforeAll(async () => {
     ''
   ].join('\n'))
   node = await startNode()
-  remoteClient = mqtt.connect({ host: '127.0.0.1', port: remote.port, reconnectPeriod: 0 })
-  await new Promise<void>((resolve, reject) => { remoteClient.once('connect', () => resolve()); remoteClient.once('error', reject) })
+  remoteClient = await remote.connect()
   fromLocal = collect(remoteClient)
   await remoteClient.subscribeAsync('site/#', { qos: 1 })
 }, 30000)
@@ -78,7 +77,7 @@ afterAll(async () => {
   remoteClient?.end(true)
   await detach?.()
   await node?.destroy()
-  await remote?.stop()
+  await remote?.close()
   rmSync(etcDir, { recursive: true, force: true })
 })
 
