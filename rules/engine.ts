@@ -15,6 +15,7 @@ import { resolvePath } from '../node/config/index.js'
 import { createActionRegistry, type ActionRegistry } from './registry.js'
 import { BUILT_IN_ACTIONS, builtInResourceType } from './actions/built-in.js'
 import { WEB_HOOK_ACTIONS, webHookResourceType } from './actions/web-hook.js'
+import { BRIDGE_ACTIONS, BRIDGE_RESOURCE_TYPES } from './actions/bridge.js'
 import { EngineMetrics } from './metrics.js'
 import { RepublishMarks } from './republish-marks.js'
 import { RuleService } from './rule-service.js'
@@ -55,7 +56,8 @@ export function createBuiltInRegistry (): ActionRegistry {
   const registry = createActionRegistry()
   registry.registerResourceType(builtInResourceType)
   registry.registerResourceType(webHookResourceType)
-  for (const action of [...BUILT_IN_ACTIONS, ...WEB_HOOK_ACTIONS]) registry.registerAction(action)
+  for (const type of BRIDGE_RESOURCE_TYPES) registry.registerResourceType(type)
+  for (const action of [...BUILT_IN_ACTIONS, ...WEB_HOOK_ACTIONS, ...BRIDGE_ACTIONS]) registry.registerAction(action)
   return registry
 }
 

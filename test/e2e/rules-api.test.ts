@@ -126,7 +126,7 @@ describe('the SQL tester: POST /rules?test=true', () => {
 describe('actions and resource types', () => {
   it('lists actions, filtered with ?for=, and shows one by either name', async () => {
     const all = (await api('GET', '/actions')).body.data
-    expect(all.map((a: any) => a.name)).toEqual(['inspect', 'republish', 'do_nothing', 'data_to_webserver', 'web_hook:event_action', 'web_hook:publish_action'])
+    expect(all.map((a: any) => a.name)).toEqual(['inspect', 'republish', 'do_nothing', 'data_to_webserver', 'web_hook:event_action', 'web_hook:publish_action', 'data_to_mqtt_broker'])
     const forConnected = (await api('GET', '/actions?for=client.connected')).body.data.map((a: any) => a.name)
     expect(forConnected).not.toContain('web_hook:publish_action')
     const republish = (await api('GET', '/actions/built_in:republish_action')).body.data
@@ -137,7 +137,7 @@ describe('actions and resource types', () => {
   })
 
   it('lists resource types, shows one, and their resources and actions', async () => {
-    expect((await api('GET', '/resource_types')).body.data.map((t: any) => t.name)).toEqual(['built_in', 'web_hook'])
+    expect((await api('GET', '/resource_types')).body.data.map((t: any) => t.name)).toEqual(['built_in', 'web_hook', 'bridge_mqtt', 'bridge_rpc'])
     const hook = (await api('GET', '/resource_types/web_hook')).body.data
     expect(hook).toMatchObject({ name: 'web_hook', provider: 'svc_web_hook', params: { url: { required: true }, headers: { type: 'object' }, method: { default: 'POST' } } })
     expect((await api('GET', '/resource_types/web_hook/actions')).body.data.map((a: any) => a.name)).toEqual(['data_to_webserver', 'web_hook:event_action', 'web_hook:publish_action'])

@@ -19,13 +19,16 @@ describe('the built-in registry', () => {
 
   it('filters actions by the event they can serve', () => {
     const names = (hook?: string): string[] => registry.actions(hook).map(a => a.name)
-    expect(names('message.publish')).toEqual(['inspect', 'republish', 'do_nothing', 'data_to_webserver', 'web_hook:event_action', 'web_hook:publish_action'])
+    expect(names('message.publish')).toEqual(['inspect', 'republish', 'do_nothing', 'data_to_webserver', 'web_hook:event_action', 'web_hook:publish_action', 'data_to_mqtt_broker'])
     expect(names('client.connected')).not.toContain('web_hook:publish_action')
-    expect(names()).toHaveLength(6)
+    expect(names('client.connected')).not.toContain('data_to_mqtt_broker')
+    expect(names()).toHaveLength(7)
   })
 
   it('lists the resource types and the actions bound to each', () => {
-    expect(registry.resourceTypes().map(t => t.name)).toEqual(['built_in', 'web_hook'])
+    expect(registry.resourceTypes().map(t => t.name)).toEqual(['built_in', 'web_hook', 'bridge_mqtt', 'bridge_rpc'])
+    expect(registry.actionsOfType('bridge_mqtt').map(a => a.name)).toEqual(['data_to_mqtt_broker'])
+    expect(registry.actionsOfType('bridge_rpc').map(a => a.name)).toEqual(['data_to_mqtt_broker'])
     expect(registry.actionsOfType('web_hook').map(a => a.name)).toEqual(['data_to_webserver', 'web_hook:event_action', 'web_hook:publish_action'])
     expect(registry.actionsOfType('built_in')).toEqual([])
   })
