@@ -62,9 +62,14 @@ export async function startMosquitto (opts: MosquittoOptions = {}): Promise<Mosq
   const client = async (port: number, extra: IClientOptions = {}, timeoutMs = 10_000): Promise<MqttClient> => {
     const c = mqtt.connect({ host: SERVER_HOST, port, reconnectPeriod: 0, connectTimeout: timeoutMs, ...extra })
     await new Promise<void>((resolve, reject) => {
-      c.once('connect', () => resolve())
-      c.once('error', (err) => { c.end(true); reject(err) })
-      c.once('close', () => reject(new Error('closed before CONNACK')))
+      // only until CONNACK: a client that reconnects by itself must outlive later errors
+      const onConnect = (): void => { off(); resolve() }
+      const onError = (err: Error): void => { off(); c.end(true); reject(err) }
+      const onClose = (): void => { off(); c.end(true); reject(new Error('closed before CONNACK')) }
+      const off = (): void => { c.off('connect', onConnect); c.off('error', onError); c.off('close', onClose) }
+      c.on('connect', onConnect)
+      c.on('error', onError)
+      c.on('close', onClose)
     })
     return c
   }
