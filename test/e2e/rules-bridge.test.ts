@@ -4,7 +4,8 @@
  * forward_topic rendered, the mountpoint with ${node}, the resource's status following the
  * remote, TLS with the server certificate checked, and while Mosquitto is down the messages
  * wait in the disk buffer (across a restart of the node too) and arrive, in order, once it is
- * back. The password is never shown.
+ * back. The password is never shown. A `bridge_rpc` resource sends to a node of another
+ * Starling cluster.
  */
 import { existsSync } from 'node:fs'
 import mqtt, { type MqttClient } from 'mqtt'
@@ -182,5 +183,28 @@ describe('data_to_mqtt_broker through bridge_mqtt to Mosquitto', () => {
     const refused = await runCtlOn(node, ['resources', 'create', 'bridge_mqtt', '-c', '{"address":"nohost"}'])
     expect(refused.code).toBe(1)
     expect(refused.err).toMatch(/address must be host:port/)
+  })
+})
+
+describe('data_to_mqtt_broker through bridge_rpc to another Starling cluster', () => {
+  let b: TestNode
+  beforeAll(async () => { b = await startTestNode({ 'node.name': 'b@127.0.0.1', 'broker.sys_interval': '0' }) })
+  afterAll(async () => { await b?.destroy() })
+
+  it('publishes the rendered message on the remote node, under the mountpoint', async () => {
+    const address = `b@127.0.0.1:${b.cluster.mesh.port as number}`
+    const res = await api('POST', '/resources', { name: 'tob', type: 'bridge_rpc', config: { address, reconnect_interval: '200ms', disk_cache: 'on' } })
+    expect(res.body.data.config).toMatchObject({ address, mountpoint: 'bridge/starling/${node}/', batch_size: 32, pool_size: 8 })
+    await api('POST', '/rules', { rawsql: SQL, actions: [{ name: 'data_to_mqtt_broker', params: { $resource: 'bridge_rpc:tob', forward_topic: 'rpc/${clientid}' } }] })
+    await statusBecomes('bridge_rpc:tob', true)
+    const onB = await connect(b, { clientId: 'b-sub' })
+    const got: string[] = []
+    onB.on('message', (topic, payload) => got.push(`${topic} ${payload.toString()}`))
+    await onB.subscribeAsync('bridge/#', { qos: 1 })
+    await publishSensors('pub7', [1, 2, 3])
+    await waitFor(() => got.length === 3, 'three messages on B')
+    expect(got).toEqual([1, 2, 3].map(t => `bridge/starling/${node.name}/rpc/pub7 ${JSON.stringify({ t, clientid: 'pub7' })}`))
+    // the two nodes stay apart: the bridge is no cluster link
+    expect(node.cluster.status().map(m => m.name)).toEqual([node.name])
   })
 })
