@@ -179,7 +179,9 @@ export function configKeys (schema: ConfigSchema = CONFIG_SCHEMA): ConfigKeyInfo
 
 function notANodeKey (key: string, value: string, source: string): ConfigError {
   if (isPluginKey(key)) {
-    return new ConfigError(`key ${JSON.stringify(key)} belongs to a plugin: set it in the plugin's file under etc/plugins/`,
+    // the bridges' keys have one file (svc_bridge_mqtt); other prefixes are shared by several plugins
+    const file = key.startsWith('bridge.mqtt.') ? 'etc/plugins/svc_bridge_mqtt.conf' : 'the plugin\'s file under etc/plugins/'
+    return new ConfigError(`key ${JSON.stringify(key)} belongs to a plugin: set it in ${file}`,
       { key, value, source })
   }
   return ConfigError.unknownKey(key, value, source, KEYS)

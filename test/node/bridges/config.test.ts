@@ -152,7 +152,7 @@ describe('bridge config', () => {
   })
 
   it('is refused in etc/starling.conf as a plugin\'s key', () => {
-    expect(() => loadConfig({ env: {}, overrides: { 'bridge.mqtt.aws.address': '127.0.0.1:1883' } })).toThrow(/belongs to a plugin/)
+    expect(() => loadConfig({ env: {}, overrides: { 'bridge.mqtt.aws.address': '127.0.0.1:1883' } })).toThrow(/belongs to a plugin: set it in etc\/plugins\/svc_bridge_mqtt.conf/)
   })
 
   it('encodes a buffered message and its MQTT 5 properties for the disk buffer', () => {

@@ -119,7 +119,7 @@ describe('loadConfig', () => {
   it('refuses a plugin key in the main file, pointing at etc/plugins/', () => {
     conf('bridge.mqtt.aws.address = 127.0.0.1:1883')
     expect(configError(() => loadConfig({ cwd: dir, env: {} })).message)
-      .toBe('etc/starling.conf:1: key "bridge.mqtt.aws.address" belongs to a plugin: set it in the plugin\'s file under etc/plugins/')
+      .toBe('etc/starling.conf:1: key "bridge.mqtt.aws.address" belongs to a plugin: set it in etc/plugins/svc_bridge_mqtt.conf')
   })
 
   it('refuses an unknown override key', () => {
