@@ -208,3 +208,39 @@ describe('data_to_mqtt_broker through bridge_rpc to another Starling cluster', (
     expect(node.cluster.status().map(m => m.name)).toEqual([node.name])
   })
 })
+
+describe('bridge resources in a cluster', () => {
+  let n1: TestNode, n2: TestNode
+  const api1 = apiOf(() => n1)
+  beforeAll(async () => {
+    n1 = await startTestNode({ 'node.name': 'n1@127.0.0.1', 'broker.sys_interval': '0' })
+    n2 = await startTestNode({ 'node.name': 'n2@127.0.0.1', 'broker.sys_interval': '0' })
+    await n2.cluster.join(`n1@127.0.0.1:${n1.cluster.mesh.port as number}`)
+  })
+  afterAll(async () => {
+    await n2?.destroy()
+    await n1?.destroy()
+  })
+
+  it('runs one bridge per node: each node\'s status, and each node\'s rule runs send through its own', async () => {
+    const created = await api1('POST', '/resources', { name: 'cl', type: 'bridge_mqtt', config: bridgeConfig() })
+    expect(created.body.code).toBe(0)
+    await api1('POST', '/rules', { rawsql: SQL, actions: [{ name: 'data_to_mqtt_broker', params: { $resource: 'bridge_mqtt:cl', payload_tmpl: '${clientid}' } }] })
+    const deadline = Date.now() + 10_000
+    let status: Array<{ node: string, is_alive: boolean }> = []
+    while (!(status.length === 2 && status.every(s => s.is_alive))) {
+      if (Date.now() > deadline) throw new Error(`both bridges never connected: ${JSON.stringify(status)}`)
+      await new Promise(resolve => setTimeout(resolve, 50))
+      status = (await api1('GET', '/resources/bridge_mqtt:cl')).body.data.status
+    }
+    expect(status.map(s => s.node).sort()).toEqual(['n1@127.0.0.1', 'n2@127.0.0.1'])
+    const on2 = await connect(n2, { clientId: 'on-n2' })
+    await on2.publishAsync('sensors/x', '{"temp":1}', { qos: 1 })
+    await waitFor(() => received.length === 1, 'the message on Mosquitto')
+    expect(received[0]).toEqual({ topic: 'site/n2@127.0.0.1/sensors/x', payload: 'on-n2' })
+    // deleted on one node: gone on both (the other node closes its bridge)
+    await api1('DELETE', `/rules/${(await api1('GET', '/rules')).body.data[0].id as string}`)
+    expect((await api1('DELETE', '/resources/bridge_mqtt:cl')).body.code).toBe(0)
+    await waitFor(() => n2.rules.resources.find('bridge_mqtt:cl') === undefined, 'the resource gone on n2')
+  })
+})
