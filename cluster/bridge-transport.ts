@@ -41,7 +41,7 @@ import type { PublishMessage } from '../node/mqtt/core.js'
 import type { BridgeLink, RpcBridgeTransport } from '../node/bridges/types.js'
 import { boundedCipher, Link, multiaddrOf, pskFromCookie, PING_MS, SILENCE_MS, type Frame, type Mesh } from './mesh.js'
 import { decodeBatch, encodeBatch, type ForwardedMessage } from './pub-batch.js'
-import { parseNodeAddress } from './cluster.js'
+import { parseNodeAddress } from './node-address.js'
 
 /** The libp2p protocol of a bridge stream. */
 export const BRIDGE_PROTOCOL = '/starling/bridge/1.0.0'

@@ -30,10 +30,12 @@ import { createConnection } from 'node:net'
 import type { NodeComponents } from '../node/node.js'
 import { registerClusterControl } from './control.js'
 import type { Logger } from '../node/logger.js'
-import { BadRpcError, NotFoundError, RefusedError, WrongTypeError } from '../node/errors.js'
+import { BadRpcError, NotFoundError, RefusedError } from '../node/errors.js'
 import { Mesh, type Hello } from './mesh.js'
 import { MeshRpc } from './rpc.js'
 import { Routing, type RoutingComponents } from './routing.js'
+import { parseNodeAddress } from './node-address.js'
+export { parseNodeAddress, DEFAULT_CLUSTER_PORT } from './node-address.js'
 import { DataSync } from './data-sync.js'
 import { Sessions, type SessionsComponents } from './sessions.js'
 import { MemberBook, supersedes, type MemberEntry, type MemberRecord } from './member-book.js'
@@ -67,8 +69,6 @@ const TICK_MS = 2000
 export const ROUTE_GRACE_MS = 15000
 /** Timeout of a call to another node. */
 const RPC_TIMEOUT_MS = 5000
-/** The cluster port when a join names none. */
-export const DEFAULT_CLUSTER_PORT = 4370
 
 /** What the cluster part uses of the node. */
 export type ClusterComponents = Pick<NodeComponents, 'name' | 'config' | 'store' | 'logger' | 'rpc' | 'services' | 'control' | 'shared'> & RoutingComponents & SessionsComponents
@@ -513,15 +513,6 @@ export class Cluster {
   private clearPartitionAlarm (): void {
     this.node.services.alarms?.deactivate('partitioned')
   }
-}
-
-/** Host and cluster port of `name@host[:port]`; throws a clear error on a bad form. */
-export function parseNodeAddress (target: string): { name: string, host: string, port: number } {
-  const match = /^([^@\s]+)@([^@\s:]+|\[[^\]]+\])(?::(\d+))?$/.exec(target)
-  if (match === null) throw new WrongTypeError(`bad node name ${target}; expected <name>@<host> or <name>@<host>:<port>`)
-  const port = match[3] === undefined ? DEFAULT_CLUSTER_PORT : Number(match[3])
-  if (port < 1 || port > 65535) throw new WrongTypeError(`bad cluster port in ${target}`)
-  return { name: `${match[1]}@${match[2]}`, host: match[2].replace(/^\[|\]$/g, ''), port }
 }
 
 function splitHostPort (addr: string): { host: string, port: number } {
