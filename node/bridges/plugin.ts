@@ -6,8 +6,10 @@
  *
  * The `bridges` commands and the API reach the bridges through node operations, registered
  * whether or not the plugin is loaded (at attach): while it is unloaded each answers
- * RefusedError "load svc_bridge_mqtt first". {@link BRIDGE_OPERATIONS} lists them.
+ * RefusedError "plugin svc_bridge_mqtt is not loaded on <node>; load it first ..." (ops-client.ts). {@link BRIDGE_OPERATIONS} lists them.
  */
+import { attachBridgeControl } from './ctl.js'
+import { bridgePluginNotLoaded } from './ops-client.js'
 import { configRoot } from '../config/index.js'
 import { NotFoundError, RefusedError, WrongTypeError } from '../errors.js'
 import type { StarlingNode } from '../node.js'
@@ -100,7 +102,7 @@ export function registerBridgeOperations (rpc: NodeRpc, manager: BridgeManager):
 function registerRefusals (rpc: NodeRpc): void {
   unregisterBridgeOperations(rpc)
   for (const name of BRIDGE_OPERATIONS) {
-    rpc.register(name, () => { throw new RefusedError(`load ${BRIDGE_PLUGIN} first (starling-ctl plugins load ${BRIDGE_PLUGIN})`) })
+    rpc.register(name, () => { throw bridgePluginNotLoaded(rpc.name) })
   }
 }
 
@@ -122,9 +124,12 @@ export const svcBridgeMqtt: PluginDefinition = {
   configSchema: BRIDGE_CONFIG_SCHEMA,
   loadedByDefault: false,
 
+  // the `bridges` commands and the bridges' $SYS topics exist whether or not the plugin is
+  // loaded (they say "load it first" while it is not), as the operations do
   async attach (node) {
     registerRefusals(node.rpc)
-    return async () => { unregisterBridgeOperations(node.rpc) }
+    const detachControl = await attachBridgeControl(node)
+    return async () => { await detachControl(); unregisterBridgeOperations(node.rpc) }
   },
 
   async load ({ node, config, logger }) {

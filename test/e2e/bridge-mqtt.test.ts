@@ -227,7 +227,7 @@ describe('MQTT bridge to Mosquitto', () => {
     await p.manager.unload(PLUGIN)
     const err = await call(p, 'bridges.list').catch((e: unknown) => e)
     expect(err).toBeInstanceOf(ApiError)
-    expect((err as ApiError).message).toMatch(/load svc_bridge_mqtt first/)
+    expect((err as ApiError).message).toMatch(/plugin svc_bridge_mqtt is not loaded on .+; load it first/)
     await p.manager.load(PLUGIN)
     expect((await list(p)).length).toBe(6)
   })
