@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import mysql from 'mysql2/promise'
+import { makeTestCa, makeTestCert, opensslBinary } from './certs.js'
 import { SERVER_HOST, spawnServer, type ServerProcess } from './core.js'
 import { findBinary } from './system.js'
 
@@ -31,6 +32,14 @@ export interface MariadbOptions {
   password?: string
   /** The database it is granted (default `mqtt`). */
   database?: string
+  /**
+   * Also accept TLS (`ssl-ca`, `ssl-cert`, `ssl-key`) with a certificate for `127.0.0.1` and
+   * `localhost` signed by a CA made for this server with the `openssl` CLI (`caCertFile`); the
+   * harness's own TCP connections then use TLS and check it.
+   */
+  tls?: boolean
+  /** With `tls`: refuse TCP connections without TLS (`require_secure_transport = ON`; the socket stays open to root). */
+  requireTls?: boolean
 }
 
 /** A running MariaDB with a test user and database. */
@@ -42,6 +51,9 @@ export interface MariadbServer extends ServerProcess {
   readonly url: string
   /** Its Unix socket, where `root` logs in without a password. */
   readonly socketPath: string
+  /** With `tls`: the CA certificate (PEM) that signed the server's, and its file; undefined without. */
+  readonly caCert: string | undefined
+  readonly caCertFile: string | undefined
   /**
    * A mysql2 connection (multiple statements allowed) as the test user on the test database,
    * or as root on the socket; the caller ends it.
@@ -61,10 +73,16 @@ export async function startMariadb (opts: MariadbOptions = {}): Promise<MariadbS
   const user = opts.user ?? 'starling'
   const password = opts.password ?? secret()
   const database = opts.database ?? 'mqtt'
+  if (opts.requireTls === true && opts.tls !== true) throw new Error('startMariadb: requireTls needs tls: true')
+  if (opts.tls === true) opensslBinary() // missing: MissingServerError naming openssl, before mariadb-install-db
+  let caCert: string | undefined
   const connection = async (port: number, socketPath: string, asAdmin: boolean, timeoutMs = 10_000): Promise<mysql.Connection> => {
     const c = await mysql.createConnection(asAdmin
       ? { socketPath, user: 'root', multipleStatements: true, connectTimeout: timeoutMs }
-      : { host: SERVER_HOST, port, user, password, database, multipleStatements: true, connectTimeout: timeoutMs })
+      : {
+          host: SERVER_HOST, port, user, password, database, multipleStatements: true, connectTimeout: timeoutMs,
+          ssl: caCert === undefined ? undefined : { ca: caCert, rejectUnauthorized: true }
+        })
     c.on('error', () => {}) // a server stopped under an idle connection: the query in flight rejects
     return c
   }
@@ -86,11 +104,21 @@ export async function startMariadb (opts: MariadbOptions = {}): Promise<MariadbS
         `CREATE DATABASE IF NOT EXISTS ${sqlName(database)};`,
         `GRANT ALL ON ${sqlName(database)}.* TO ${sqlString(user)}@'%';`
       ].join('\n') + '\n')
+      if (opts.tls === true) {
+        const run = async (argv: readonly string[]): Promise<string> => await ctx.run(argv)
+        const ca = await makeTestCa(ctx.dir, 'ca', 'Starling test MariaDB CA', run)
+        await makeTestCert(ctx.dir, ca, 'server', { run })
+        caCert = ca.cert
+      }
     },
     command: (ctx) => [bin.server, '--no-defaults', `--datadir=${join(ctx.dir, 'data')}`,
       `--socket=${socketOf(ctx.dir)}`, `--port=${ctx.port}`, `--bind-address=${ctx.host}`,
       `--pid-file=${join(ctx.dir, 'mysqld.pid')}`, `--tmpdir=${ctx.dir}`, '--skip-name-resolve',
-      `--init-file=${join(ctx.dir, 'init.sql')}`, ...innodb],
+      `--init-file=${join(ctx.dir, 'init.sql')}`, ...innodb,
+      ...(opts.tls === true
+        ? [`--ssl-ca=${join(ctx.dir, 'ca.pem')}`, `--ssl-cert=${join(ctx.dir, 'server.pem')}`, `--ssl-key=${join(ctx.dir, 'server-key.pem')}`]
+        : []),
+      ...(opts.requireTls === true ? ['--require-secure-transport=ON'] : [])],
     probe: async (ctx, timeoutMs) => {
       const c = await connection(ctx.port, socketOf(ctx.dir), false, timeoutMs)
       try {
@@ -107,6 +135,8 @@ export async function startMariadb (opts: MariadbOptions = {}): Promise<MariadbS
     database,
     url: `mysql://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${server.host}:${server.port}/${encodeURIComponent(database)}`,
     socketPath,
+    caCert,
+    caCertFile: caCert === undefined ? undefined : join(server.dir, 'ca.pem'),
     connect: async (o: { admin?: boolean } = {}) => await connection(server.port, socketPath, o.admin === true),
     query: async <R = any>(sql: string, params?: unknown[]) => {
       const c = await connection(server.port, socketPath, false)

@@ -5,9 +5,10 @@
  * (scram-sha-256 by default, md5 on request), as the product's auth backend connects.
  */
 import { randomBytes } from 'node:crypto'
-import { existsSync, readdirSync, unlinkSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
+import { makeTestCa, makeTestCert, opensslBinary } from './certs.js'
 import { SERVER_HOST, spawnServer, type ServerProcess } from './core.js'
 import { MissingServerError } from './system.js'
 
@@ -43,6 +44,14 @@ export interface PostgresOptions {
   database?: string
   /** How TCP logins are checked, and how passwords are stored (default `scram-sha-256`). */
   authMethod?: 'scram-sha-256' | 'md5'
+  /**
+   * Also accept TLS (`ssl = on`) with a certificate for `127.0.0.1` and `localhost` signed by a
+   * CA made for this server with the `openssl` CLI (`caCertFile`); the harness's own clients
+   * then connect over TLS and check it.
+   */
+  tls?: boolean
+  /** With `tls`: refuse TCP logins without TLS (`hostssl` lines in pg_hba.conf). */
+  requireTls?: boolean
 }
 
 /** A running PostgreSQL with a test user and database. */
@@ -56,6 +65,9 @@ export interface PostgresServer extends ServerProcess {
   readonly admin: { readonly user: string, readonly password: string }
   /** The folder of its Unix socket (local logins are trusted). */
   readonly socketDir: string
+  /** With `tls`: the CA certificate (PEM) that signed the server's, and its file; undefined without. */
+  readonly caCert: string | undefined
+  readonly caCertFile: string | undefined
   /** A connected pg client, as the test user on the test database (or as the superuser); the caller ends it. */
   connect: (opts?: { admin?: boolean }) => Promise<pg.Client>
   /**
@@ -75,13 +87,17 @@ export async function startPostgres (opts: PostgresOptions = {}): Promise<Postgr
   const database = opts.database ?? 'mqtt'
   const authMethod = opts.authMethod ?? 'scram-sha-256'
   const admin = { user: 'postgres', password: secret() }
+  if (opts.requireTls === true && opts.tls !== true) throw new Error('startPostgres: requireTls needs tls: true')
+  if (opts.tls === true) opensslBinary() // missing: MissingServerError naming openssl, before initdb
+  let caCert: string | undefined
   const client = (port: number, asAdmin: boolean, timeoutMs = 10_000): pg.Client => new pg.Client({
     host: SERVER_HOST,
     port,
     user: asAdmin ? admin.user : user,
     password: asAdmin ? admin.password : password,
     database: asAdmin ? 'postgres' : database,
-    connectionTimeoutMillis: timeoutMs
+    connectionTimeoutMillis: timeoutMs,
+    ssl: caCert === undefined ? false : { ca: caCert, rejectUnauthorized: true }
   })
   /** Runs `fn` on a fresh connection and always ends it. */
   const withClient = async <T>(c: pg.Client, fn: (c: pg.Client) => Promise<T>): Promise<T> => {
@@ -103,12 +119,26 @@ export async function startPostgres (opts: PostgresOptions = {}): Promise<Postgr
       await ctx.run([bin.initdb, '-D', join(ctx.dir, 'data'), '-U', admin.user, `--pwfile=${pwfile}`,
         '--auth-local=trust', `--auth-host=${authMethod}`, '-E', 'UTF8', '--no-locale', '--no-sync'])
       unlinkSync(pwfile)
+      if (opts.tls === true) {
+        const run = async (argv: readonly string[]): Promise<string> => await ctx.run(argv)
+        const ca = await makeTestCa(ctx.dir, 'ca', 'Starling test PostgreSQL CA', run)
+        await makeTestCert(ctx.dir, ca, 'server', { run })
+        caCert = ca.cert
+        if (opts.requireTls === true) {
+          const hba = join(ctx.dir, 'data', 'pg_hba.conf')
+          writeFileSync(hba, readFileSync(hba, 'utf8').replace(/^host(\s)/gm, 'hostssl$1'))
+        }
+      }
     },
     command: (ctx) => [bin.postgres, '-D', join(ctx.dir, 'data'), '-p', String(ctx.port), '-k', ctx.dir,
       '-c', `listen_addresses=${ctx.host}`, '-c', `password_encryption=${authMethod}`,
       // no fsync: what a test writes must survive the server's crash (SIGKILL), not the
       // machine's; synchronous_commit stays on, or a commit could be lost with the WAL buffers
-      '-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'shared_buffers=16MB'],
+      '-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'shared_buffers=16MB',
+      ...(opts.tls === true
+        ? ['-c', 'ssl=on', '-c', `ssl_cert_file=${join(ctx.dir, 'server.pem')}`, '-c', `ssl_key_file=${join(ctx.dir, 'server-key.pem')}`,
+            '-c', `ssl_ca_file=${join(ctx.dir, 'ca.pem')}`]
+        : [])],
     probe: async (ctx, timeoutMs) => { await withClient(client(ctx.port, true, timeoutMs), async (c) => await c.query('SELECT 1')) },
     firstStart: async (ctx) => {
       await withClient(client(ctx.port, true), async (c) => {
@@ -124,6 +154,8 @@ export async function startPostgres (opts: PostgresOptions = {}): Promise<Postgr
     url: `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${server.host}:${server.port}/${encodeURIComponent(database)}`,
     admin,
     socketDir: server.dir,
+    caCert,
+    caCertFile: caCert === undefined ? undefined : join(server.dir, 'ca.pem'),
     connect: async (o: { admin?: boolean } = {}) => {
       const c = client(server.port, o.admin === true)
       await c.connect()
