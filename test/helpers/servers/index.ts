@@ -22,6 +22,8 @@ export { spawnServer, startTimeoutMs, SERVER_HOST, type ServerContext, type Serv
 export { startPostgres, postgresBinaries, type PostgresOptions, type PostgresServer } from './postgres.js'
 export { startMariadb, mariadbBinaries, type MariadbOptions, type MariadbServer } from './mariadb.js'
 export { startRedis, redisBinary, type RedisOptions, type RedisServer } from './redis.js'
+export { startRedisCluster, redisCliBinary, type RedisClusterOptions, type RedisCluster } from './redis-cluster.js'
+export { makeTestCa, makeTestCert, opensslBinary, type TestCertificate } from './certs.js'
 export { startLdap, ldapBinaries, type LdapOptions, type LdapServer } from './ldap.js'
 export { MissingServerError, descendants, findBinary, freePort, pidAlive, runCommand } from './system.js'
 
