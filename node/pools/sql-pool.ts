@@ -1,28 +1,13 @@
 /**
  * What the SQL pools (`mysql.ts`, `pgsql.ts`) share: the options a user of a pool gives (an
  * auth plugin, a data integration resource), the pool's interface, and the TLS options built
- * from EMQ X's `ssl.*` keys.
+ * from EMQ X's `ssl.*` keys (node/pools/tls.ts).
  */
-import { readFileSync } from 'node:fs'
-import { checkServerIdentity, type PeerCertificate, type SecureVersion } from 'node:tls'
+import type { ConnectionOptions } from 'node:tls'
+import { buildTlsOptions, type TlsSettings } from './tls.js'
 
-/** TLS towards the database server; files are PEM paths already resolved by the caller. */
-export interface SqlTlsOptions {
-  /** CA certificates the server's certificate is checked against (with `verify`). */
-  cacertfile?: string
-  /** Client certificate (chain) and its key, for servers that ask for one. */
-  certfile?: string
-  keyfile?: string
-  /** Check the server's certificate (EMQ X's `ssl.verify = true`, `verify_peer`). */
-  verify: boolean
-  /**
-   * The name the server's certificate must carry (and the SNI sent): undefined checks the
-   * host of the address; `'disable'` (EMQ X's word) skips the name check.
-   */
-  serverName?: string
-  /** Allowed protocol versions (`tlsv1.2`, `tlsv1.3` ...); undefined: Node's defaults. */
-  versions?: string[]
-}
+/** TLS towards the database server: EMQ X's `ssl.*` keys; files are PEM paths already resolved by the caller. */
+export type SqlTlsOptions = TlsSettings
 
 /** How to reach one database and how large the pool is. */
 export interface SqlPoolOptions {
@@ -69,39 +54,13 @@ export class SqlQueryTimeoutError extends Error {
   }
 }
 
-const VERSIONS: Readonly<Record<string, SecureVersion>> = {
-  tlsv1: 'TLSv1', 'tlsv1.1': 'TLSv1.1', 'tlsv1.2': 'TLSv1.2', 'tlsv1.3': 'TLSv1.3'
-}
-
-/** The `tls.connect` options of {@link SqlTlsOptions}. Reads the files (throws when one cannot be read). */
-export function tlsConnectOptions (tls: SqlTlsOptions, host: string): Record<string, unknown> {
-  const out: Record<string, unknown> = { rejectUnauthorized: tls.verify }
-  if (tls.cacertfile !== undefined) out.ca = readFileSync(tls.cacertfile, 'utf8')
-  if (tls.certfile !== undefined) out.cert = readFileSync(tls.certfile, 'utf8')
-  if (tls.keyfile !== undefined) out.key = readFileSync(tls.keyfile, 'utf8')
-  if (tls.serverName === 'disable') {
-    out.checkServerIdentity = () => undefined
-  } else {
-    const name = tls.serverName ?? host
-    // SNI is for names only: an IP address is checked against the certificate's IP SANs
-    if (!/^[\d.]+$|:/.test(name)) out.servername = name
-    if (tls.serverName !== undefined) {
-      out.checkServerIdentity = (_host: string, cert: PeerCertificate) => checkServerIdentity(name, cert)
-    }
-  }
-  if (tls.versions !== undefined && tls.versions.length > 0) {
-    const known = tls.versions.map((v) => VERSIONS[v.toLowerCase()])
-    const order = Object.values(VERSIONS)
-    const idx = known.map((v) => order.indexOf(v)).sort((a, b) => a - b)
-    out.minVersion = order[idx[0]]
-    out.maxVersion = order[idx[idx.length - 1]]
-  }
-  return out
-}
-
-/** Whether `v` is a TLS version word EMQ X's `ssl.tls_versions` takes. */
-export function isTlsVersion (v: string): boolean {
-  return VERSIONS[v.toLowerCase()] !== undefined
+/**
+ * The `tls.connect` options of {@link SqlTlsOptions} for a server at `host` (node/pools/tls.ts,
+ * rule `check-name`: pg and mysql2 neither send SNI nor check a name of their own). Reads the
+ * files (throws the fs error when one cannot be read).
+ */
+export function tlsConnectOptions (tls: SqlTlsOptions, host: string): ConnectionOptions {
+  return buildTlsOptions(tls, { rule: 'check-name', host })
 }
 
 /** Rejects with {@link SqlQueryTimeoutError} when `promise` takes longer than `ms` (0: waits). */

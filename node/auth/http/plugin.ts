@@ -20,12 +20,12 @@
  * reopened by the next request. Every request carries an abort signal that fires at the
  * check's deadline, so no socket waits past `auth.http.timeout`.
  */
-import { readFileSync } from 'node:fs'
 import { Agent } from 'undici'
-import { ConfigError, type ConfigSchema } from '../../config/index.js'
+import type { ConfigSchema } from '../../config/index.js'
 import type { AclAction } from '../../acl/acl-matcher.js'
 import type { PluginDefinition } from '../../plugins/types.js'
 import { defineAuthBackend, type AuthContext, type BackendAuthResult, type BackendClient, type BackendOpenContext, type BackendVerdict } from '../backend/index.js'
+import { sslKeyOptions, type SslKeyRules } from '../backend/ssl-keys.js'
 import { compileHttpRequest, renderHttpRequest, type HttpRequestSpec } from './request.js'
 
 /** Retries of a request that got no answer (connection refused, reset, connect timeout), as EMQ X 4.4's ehttpc pool. */
@@ -117,16 +117,8 @@ interface HttpAnswer { status: number, body: string }
 /** Longest body read from an answer (the body is only compared with `ignore`). */
 const MAX_BODY_BYTES = 64 * 1024
 
-function readPem (ctx: BackendOpenContext, key: string): string | undefined {
-  const path: string = ctx.config[key] ?? ''
-  if (path === '') return undefined
-  const file = ctx.resolvePath(path)
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (err) {
-    throw ConfigError.badValue(key, path, `a readable PEM file (${(err as Error).message})`, 'plugin config')
-  }
-}
+/** HTTP's `ssl.verify` is a bool, undici sends the URL's host as SNI itself (`disable`: none), certfile and keyfile together. */
+const HTTP_SSL_RULES: SslKeyRules = { verify: (v) => v === true, serverName: 'sni', certNeedsKey: true }
 
 /** Error codes of a request that got no answer and may be sent again (refused, reset, connect timeout). */
 const RETRIABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT'])
@@ -142,15 +134,8 @@ function openHttp (ctx: BackendOpenContext): BackendClient {
   const superuser = compileHttpRequest(config, 'super_req')
   const acl = compileHttpRequest(config, 'acl_req')
   const timeoutMs: number = config['auth.http.timeout']
-  const sni: string = config['auth.http.ssl.server_name_indication'] ?? ''
-  const verify: boolean = config['auth.http.ssl.verify'] === true
-  const ca = readPem(ctx, 'auth.http.ssl.cacertfile')
-  const cert = readPem(ctx, 'auth.http.ssl.certfile')
-  const key = readPem(ctx, 'auth.http.ssl.keyfile')
-  if ((cert === undefined) !== (key === undefined)) {
-    throw ConfigError.badValue(cert === undefined ? 'auth.http.ssl.certfile' : 'auth.http.ssl.keyfile', '',
-      'set together with the other: a client certificate needs its key', 'plugin config')
-  }
+  const tls = sslKeyOptions('auth.http', config, ctx.resolvePath, HTTP_SSL_RULES)
+  const verify = tls.rejectUnauthorized === true
   const usesTls = [auth, superuser, acl].some((r) => r?.url.protocol === 'https:')
   if (usesTls && !verify) logger.warn('svc_auth_http: auth.http.ssl.verify is off: the https service\'s certificate is not checked')
 
@@ -161,11 +146,7 @@ function openHttp (ctx: BackendOpenContext): BackendClient {
     bodyTimeout: timeoutMs,
     connect: {
       timeout: config['auth.http.connect_timeout'],
-      ca,
-      cert,
-      key,
-      rejectUnauthorized: verify,
-      ...(sni === 'disable' ? { servername: '' } : sni !== '' ? { servername: sni } : {})
+      ...tls
     }
   })
 

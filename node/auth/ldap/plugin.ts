@@ -12,13 +12,12 @@
  * - The pool (node/pools/ldap.ts) connects lazily and reconnects; the framework bounds each
  *   request by `auth.ldap.timeout` and answers ignore when the directory cannot be reached.
  */
-import { readFileSync } from 'node:fs'
-import type { ConnectionOptions } from 'node:tls'
 import type { Entry } from 'ldapts'
 import { ConfigError } from '../../config/index.js'
 import type { ConfigSchema } from '../../config/index.js'
 import { defineAuthBackend, decideJwtAcl, type BackendClient, type BackendOpenContext } from '../backend/index.js'
 import { createLdapPool } from '../../pools/ldap.js'
+import { sslKeyOptions, type SslKeyRules } from '../backend/ssl-keys.js'
 import { checkLdapPassword } from './password.js'
 import { compileLdapQuery, type LdapFilterEntry } from './query.js'
 
@@ -62,26 +61,8 @@ function values (entry: Entry, name: string): Array<string | Buffer> {
 
 const text = (v: string | Buffer | undefined): string | undefined => v === undefined ? undefined : Buffer.isBuffer(v) ? v.toString('utf8') : v
 
-/** The TLS options of `auth.ldap.ssl.*`. */
-function tlsOptions (config: Record<string, any>, resolvePath: (p: string) => string): ConnectionOptions {
-  const read = (key: string): Buffer | undefined => {
-    const path: string = config[key]
-    if (path === '') return undefined
-    try {
-      return readFileSync(resolvePath(path))
-    } catch (err) {
-      throw ConfigError.badValue(key, path, `a readable PEM file (${(err as Error).message})`, 'plugin config')
-    }
-  }
-  const sni: string = config['auth.ldap.ssl.server_name_indication']
-  return {
-    ca: read('auth.ldap.ssl.cacertfile'),
-    cert: read('auth.ldap.ssl.certfile'),
-    key: read('auth.ldap.ssl.keyfile'),
-    rejectUnauthorized: config['auth.ldap.ssl.verify'] === 'verify_peer',
-    ...(sni === 'disable' ? { servername: '' } : sni !== '' ? { servername: sni } : {})
-  }
-}
+/** LDAP's `ssl.verify` is an enum, ldapts sends the host as SNI itself (`disable`: none), a missing key shows at the handshake. */
+const LDAP_SSL_RULES: SslKeyRules = { verify: (v) => v === 'verify_peer', serverName: 'sni', certNeedsKey: false }
 
 /** `auth.ldap.filters.<n>.*` in the order of `<n>` (numbers numerically). */
 function filterEntries (config: Record<string, any>): LdapFilterEntry[] {
@@ -111,7 +92,7 @@ function openLdap ({ config, resolvePath, logger }: BackendOpenContext): Backend
     servers,
     port: config['auth.ldap.port'],
     ssl,
-    tls: ssl ? tlsOptions(config, resolvePath) : undefined,
+    tls: ssl ? sslKeyOptions('auth.ldap', config, resolvePath, LDAP_SSL_RULES) : undefined,
     size: config['auth.ldap.pool'],
     bindDn: config['auth.ldap.bind_dn'],
     bindPassword: config['auth.ldap.bind_password'],

@@ -24,7 +24,7 @@ import {
 import type { AclAction } from '../../acl/acl-matcher.js'
 import { createMongoClient, type MongoPoolOptions } from '../../pools/mongo.js'
 import { parseRedisServers } from '../../pools/redis.js'
-import { sslOptions, sslSchema } from '../redis/ssl.js'
+import { sslOptions, sslSchema } from '../backend/ssl-keys.js'
 
 export const MONGO_PREFIX = 'auth.mongo'
 

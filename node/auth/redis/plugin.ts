@@ -19,7 +19,7 @@ import {
   renderRedisCommand, type BackendClient, type BackendOpenContext, type RedisAclHash, type RedisCommandTemplate
 } from '../backend/index.js'
 import { createRedisPool, parseRedisServers, type RedisPool, type RedisPoolOptions } from '../../pools/redis.js'
-import { sslOptions, sslSchema } from './ssl.js'
+import { sslOptions, sslSchema } from '../backend/ssl-keys.js'
 
 export const REDIS_PREFIX = 'auth.redis'
 /** EMQ X 4.4's default `auth_cmd`, and the form used when `password_hash` needs a salt and `auth_cmd` is left at that default. */

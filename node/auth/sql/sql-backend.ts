@@ -26,7 +26,7 @@ import {
 import type { ConfigSchema } from '../../config/index.js'
 import { ConfigError } from '../../config/index.js'
 import type { SqlPool, SqlPoolOptions, SqlRow } from '../../pools/index.js'
-import { isTlsVersion } from '../../pools/index.js'
+import { sslSettingsOf } from '../backend/ssl-keys.js'
 
 /** EMQ X 4.4's default queries, the same for MySQL and PostgreSQL. */
 export const DEFAULT_QUERIES = {
@@ -84,11 +84,6 @@ export function parseServer (value: string, key: string, defaultPort: number): {
 export function sqlPoolOptionsOf (ctx: BackendOpenContext, prefix: string, defaultPort: number): SqlPoolOptions {
   const c = ctx.config
   const { host, port } = parseServer(c[`${prefix}.server`], `${prefix}.server`, defaultPort)
-  const file = (key: string): string | undefined => c[`${prefix}.ssl.${key}`] === '' || c[`${prefix}.ssl.${key}`] === undefined ? undefined : ctx.resolvePath(c[`${prefix}.ssl.${key}`])
-  const sni: string = c[`${prefix}.ssl.server_name_indication`] ?? ''
-  const versionsText: string = c[`${prefix}.ssl.tls_versions`] ?? ''
-  const versions = versionsText.split(',').map((v) => v.trim()).filter((v) => v !== '')
-  for (const v of versions) if (!isTlsVersion(v)) throw ConfigError.badValue(`${prefix}.ssl.tls_versions`, versionsText, 'a list of tlsv1.3, tlsv1.2, tlsv1.1, tlsv1', 'plugin config')
   return {
     host,
     port,
@@ -99,16 +94,7 @@ export function sqlPoolOptionsOf (ctx: BackendOpenContext, prefix: string, defau
     connectTimeoutMs: c[`${prefix}.timeout`] ?? 5000,
     queryTimeoutMs: c[`${prefix}.query_timeout`] ?? 0,
     encoding: c[`${prefix}.encoding`],
-    tls: c[`${prefix}.ssl`] !== true
-      ? undefined
-      : {
-          cacertfile: file('cacertfile'),
-          certfile: file('certfile'),
-          keyfile: file('keyfile'),
-          verify: c[`${prefix}.ssl.verify`] === true,
-          serverName: sni === '' ? undefined : sni,
-          versions: versions.length > 0 ? versions : undefined
-        }
+    tls: c[`${prefix}.ssl`] !== true ? undefined : sslSettingsOf(prefix, c, ctx.resolvePath, c[`${prefix}.ssl.verify`] === true)
   }
 }
 
