@@ -14,7 +14,7 @@
  *   mysql2 closes the connection whose query timed out.
  */
 import mysql from 'mysql2/promise'
-import { SqlQueryTimeoutError, tlsConnectOptions, withTimeout, type SqlPool, type SqlPoolOptions, type SqlRow } from './sql-pool.js'
+import { SqlQueryTimeoutError, tlsConnectOptions, withTimeout, wrapSqlPool, type SqlPool, type SqlPoolOptions, type SqlRow } from './sql-pool.js'
 
 /** Opens a MySQL pool; see the module comment. Throws only for unreadable TLS files. */
 export function createMysqlPool (opts: SqlPoolOptions): SqlPool {
@@ -34,33 +34,17 @@ export function createMysqlPool (opts: SqlPoolOptions): SqlPool {
   })
   // an idle connection the server closed: the pool drops it; the error is not the caller's
   pool.pool.on('connection', (c) => { c.on('error', () => {}) })
-  let closed = false
-
-  const query = async (text: string, values: ReadonlyArray<string | number | null>): Promise<SqlRow[]> => {
-    if (closed) throw new Error('the MySQL pool is closed')
-    const run = pool.execute({ sql: text, timeout: opts.queryTimeoutMs > 0 ? opts.queryTimeoutMs : undefined }, values as any[])
-    const [rows] = await withTimeout(run.catch((err: any) => {
-      if (err?.code === 'PROTOCOL_SEQUENCE_TIMEOUT') throw new SqlQueryTimeoutError(opts.queryTimeoutMs)
-      throw err
-    }), opts.queryTimeoutMs > 0 ? opts.queryTimeoutMs + opts.connectTimeoutMs : 0)
-    return Array.isArray(rows) ? rows as SqlRow[] : []
-  }
-  return {
-    query,
-    probe: async (timeoutMs = opts.connectTimeoutMs) => {
-      try {
-        await withTimeout(query('SELECT 1', []), timeoutMs)
-        return true
-      } catch {
-        return false
-      }
+  return wrapSqlPool('MySQL', opts, {
+    query: async (text, values) => {
+      const run = pool.execute({ sql: text, timeout: opts.queryTimeoutMs > 0 ? opts.queryTimeoutMs : undefined }, values as any[])
+      const [rows] = await withTimeout(run.catch((err: any) => {
+        if (err?.code === 'PROTOCOL_SEQUENCE_TIMEOUT') throw new SqlQueryTimeoutError(opts.queryTimeoutMs)
+        throw err
+      }), opts.queryTimeoutMs > 0 ? opts.queryTimeoutMs + opts.connectTimeoutMs : 0)
+      return Array.isArray(rows) ? rows as SqlRow[] : []
     },
-    close: async () => {
-      if (closed) return
-      closed = true
-      await pool.end()
-    }
-  }
+    end: async () => { await pool.end() }
+  })
 }
 
 /** mysql2's `ssl` option: its own verifyIdentity flag stands for the server name check. */

@@ -13,7 +13,7 @@
  *   it and the server's `statement_timeout` cancels it.
  */
 import pg from 'pg'
-import { tlsConnectOptions, withTimeout, type SqlPool, type SqlPoolOptions, type SqlRow } from './sql-pool.js'
+import { tlsConnectOptions, wrapSqlPool, type SqlPool, type SqlPoolOptions, type SqlRow } from './sql-pool.js'
 
 /** Opens a PostgreSQL pool; see the module comment. Throws only for unreadable TLS files. */
 export function createPgsqlPool (opts: SqlPoolOptions): SqlPool {
@@ -33,27 +33,8 @@ export function createPgsqlPool (opts: SqlPoolOptions): SqlPool {
   })
   // an idle client's connection failed (server restarted): pg drops it; nobody is waiting on it
   pool.on('error', () => {})
-  let closed = false
-
-  const query = async (text: string, values: ReadonlyArray<string | number | null>): Promise<SqlRow[]> => {
-    if (closed) throw new Error('the PostgreSQL pool is closed')
-    const result = await pool.query(text, values as any[])
-    return result.rows as SqlRow[]
-  }
-  return {
-    query,
-    probe: async (timeoutMs = opts.connectTimeoutMs) => {
-      try {
-        await withTimeout(query('SELECT 1', []), timeoutMs)
-        return true
-      } catch {
-        return false
-      }
-    },
-    close: async () => {
-      if (closed) return
-      closed = true
-      await pool.end()
-    }
-  }
+  return wrapSqlPool('PostgreSQL', opts, {
+    query: async (text, values) => (await pool.query(text, values as any[])).rows as SqlRow[],
+    end: async () => { await pool.end() }
+  })
 }

@@ -1,7 +1,7 @@
 /**
  * What the SQL pools (`mysql.ts`, `pgsql.ts`) share: the options a user of a pool gives (an
- * auth plugin, a data integration resource), the pool's interface, and the TLS options built
- * from EMQ X's `ssl.*` keys (node/pools/tls.ts).
+ * auth plugin, a data integration resource), the pool's interface, the TLS options built
+ * from EMQ X's `ssl.*` keys (node/pools/tls.ts), and the wrapper both drivers' pools share.
  */
 import type { ConnectionOptions } from 'node:tls'
 import { buildTlsOptions, type TlsSettings } from './tls.js'
@@ -71,5 +71,42 @@ export async function withTimeout<T> (promise: Promise<T>, ms: number): Promise<
     return await Promise.race([promise, new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new SqlQueryTimeoutError(ms)), ms) })])
   } finally {
     clearTimeout(timer)
+  }
+}
+
+/** What a driver's pool gives {@link wrapSqlPool}: one query and the end of every connection. */
+export interface SqlDriverPool {
+  /** Runs `text` with `values` bound by the driver; resolves with the rows. */
+  query: (text: string, values: ReadonlyArray<string | number | null>) => Promise<SqlRow[]>
+  /** Closes every connection. */
+  end: () => Promise<void>
+}
+
+/**
+ * The {@link SqlPool} of a driver's pool, what `mysql.ts` and `pgsql.ts` share: a closed pool
+ * refuses queries (`the <product> pool is closed`), the probe is `SELECT 1` bounded by
+ * `timeoutMs` (default: the connect timeout), and `close()` ends the driver's pool once.
+ */
+export function wrapSqlPool (product: string, opts: SqlPoolOptions, driver: SqlDriverPool): SqlPool {
+  let closed = false
+  const query = async (text: string, values: ReadonlyArray<string | number | null>): Promise<SqlRow[]> => {
+    if (closed) throw new Error(`the ${product} pool is closed`)
+    return await driver.query(text, values)
+  }
+  return {
+    query,
+    probe: async (timeoutMs = opts.connectTimeoutMs) => {
+      try {
+        await withTimeout(query('SELECT 1', []), timeoutMs)
+        return true
+      } catch {
+        return false
+      }
+    },
+    close: async () => {
+      if (closed) return
+      closed = true
+      await driver.end()
+    }
   }
 }
