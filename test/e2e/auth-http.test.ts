@@ -4,49 +4,29 @@
  * with the shipped etc/plugins/svc_auth_http.conf plus the test's keys, and real clients
  * (mqtt.js, MQTT 3.1.1 and 5, and mosquitto_pub / mosquitto_sub).
  */
-import { execFile } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import mqtt, { type IClientOptions } from 'mqtt'
-import { apiRequest, collect, waitFor, type TestNode } from '../helpers/node.js'
+import { collect, waitFor, type TestNode } from '../helpers/node.js'
 import { closeOpened, open, pubackCode, suback } from '../helpers/mqtt.js'
-import { startPluginNode, shippedPluginConf, type PluginNode } from '../node/plugins/harness.js'
+import {
+  StoppableHttpServer, connackCode, expectMosquittoPub, expectMosquittoSubDenied, expectOutageAndRecovery, startBackendNode, type BackendNode
+} from '../helpers/auth-backend.js'
 
 /** One request the service received. */
 interface Seen { path: string, method: string, headers: IncomingMessage['headers'], params: Record<string, string> }
 
 /** EMQ X's example auth service: what it answers is set per username. */
-class AuthService {
-  server: Server
-  port = 0
+class AuthService extends StoppableHttpServer {
   seen: Seen[] = []
   /** Added to every answer's time (ms). */
   delayMs = 0
   readonly users = new Map([['alice', 'pw'], ['bob', 'pw'], ['root', 'pw'], ['sensor 1', 'pw']])
   readonly superusers = new Set(['root'])
-  private readonly sockets = new Set<import('node:net').Socket>()
 
   constructor () {
-    this.server = createServer((req, res) => { void this.handle(req, res) })
-    this.server.on('connection', (s) => { this.sockets.add(s); s.on('close', () => this.sockets.delete(s)) })
-  }
-
-  async start (port = 0): Promise<void> {
-    this.server.listen(port, '127.0.0.1')
-    await once(this.server, 'listening')
-    this.port = (this.server.address() as AddressInfo).port
-  }
-
-  /** Stops listening and drops every open connection: the service is down. */
-  async stop (): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
-    for (const s of this.sockets) s.destroy()
-    this.server.closeAllConnections()
-    await closed
+    super((req, res) => { void this.handle(req, res) })
   }
 
   url (path: string): string { return `http://127.0.0.1:${this.port}${path}` }
@@ -87,7 +67,7 @@ class AuthService {
 }
 
 const service = new AuthService()
-let p: PluginNode
+let backend: BackendNode
 let node: TestNode
 const dirs: string[] = []
 
@@ -97,16 +77,16 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'starling-acl-'))
   dirs.push(dir)
   writeFileSync(join(dir, 'acl.conf'), '')
-  p = await startPluginNode({ overrides: { allow_anonymous: 'false', acl_file: join(dir, 'acl.conf') } })
-  node = p.node
+  backend = await startBackendNode('svc_auth_http', { allow_anonymous: 'false', acl_file: join(dir, 'acl.conf') })
+  node = backend.node
 })
 afterAll(async () => {
-  await p?.destroy()
+  await backend?.destroy()
   await service.stop().catch(() => undefined)
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 afterEach(async () => {
-  if (p.manager.isActive('svc_auth_http')) await p.manager.unload('svc_auth_http')
+  await backend.unload()
   await closeOpened()
   service.delayMs = 0
   service.seen = []
@@ -114,13 +94,12 @@ afterEach(async () => {
 
 /** Loads svc_auth_http with the shipped file, the service's URLs and `overrides`. */
 async function load (overrides: Record<string, string> = {}): Promise<void> {
-  p.writeConf('svc_auth_http', shippedPluginConf('svc_auth_http', {
+  await backend.load({
     'auth.http.auth_req.url': service.url('/mqtt/auth'),
     'auth.http.super_req.url': service.url('/mqtt/superuser'),
     'auth.http.acl_req.url': service.url('/mqtt/acl'),
     ...overrides
-  }))
-  await p.manager.load('svc_auth_http')
+  })
 }
 
 const COUNTED = ['client.auth.success', 'client.auth.failure', 'client.auth.ignore', 'client.acl.allow', 'client.acl.deny'] as const
@@ -133,37 +112,15 @@ function since (before: Record<string, number>): Record<string, number> {
   return Object.fromEntries(COUNTED.map(k => [k, now[k] - before[k]]))
 }
 
-/** Connects once and resolves with the CONNACK code (0 accepted) for either protocol version; the client is closed. */
-async function connackCode (opts: IClientOptions): Promise<number> {
-  const client = mqtt.connect({ host: '127.0.0.1', port: node.port('mqtt:tcp'), reconnectPeriod: 0, connectTimeout: 5000, ...opts })
-  client.on('error', () => {})
-  const connack = await new Promise<any>((resolve) => {
-    client.on('packetreceive', (packet: any) => { if (packet.cmd === 'connack') resolve(packet) })
-    client.once('close', () => resolve(null))
-  })
-  client.end(true)
-  if (connack === null) throw new Error('no CONNACK')
-  return opts.protocolVersion === 5 ? connack.reasonCode ?? 0 : connack.returnCode
-}
-
-const alarmActive = (): boolean => node.services.alarms.isActive('svc_auth_http_unreachable')
-
-/** Runs a mosquitto client; resolves with its exit code and output (never blocks the event loop: the node runs in this process). */
-async function mosquitto (program: string, args: string[]): Promise<{ code: number, out: string }> {
-  return await new Promise((resolve) => {
-    execFile(program, ['-h', '127.0.0.1', '-p', String(node.port('mqtt:tcp')), ...args], { timeout: 10000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, out: stdout + stderr })
-    })
-  })
-}
+const alarmActive = (): boolean => backend.alarmActive()
 
 describe('svc_auth_http authentication', () => {
   it('accepts the right password and refuses a wrong one (MQTT 5 0x86, MQTT 3.1.1 4), by a POST form with the configured headers', async () => {
     await load({ 'auth.http.auth_req.headers.x-api-key': 'k1' })
-    expect(await connackCode({ protocolVersion: 5, clientId: 'a5', username: 'alice', password: 'pw' })).toBe(0)
-    expect(await connackCode({ protocolVersion: 4, clientId: 'a4', username: 'alice', password: 'pw' })).toBe(0)
-    expect(await connackCode({ protocolVersion: 5, username: 'alice', password: 'nope' })).toBe(0x86)
-    expect(await connackCode({ protocolVersion: 4, username: 'alice', password: 'nope' })).toBe(4)
+    expect(await connackCode(node, { protocolVersion: 5, clientId: 'a5', username: 'alice', password: 'pw' })).toBe(0)
+    expect(await connackCode(node, { protocolVersion: 4, clientId: 'a4', username: 'alice', password: 'pw' })).toBe(0)
+    expect(await connackCode(node, { protocolVersion: 5, username: 'alice', password: 'nope' })).toBe(0x86)
+    expect(await connackCode(node, { protocolVersion: 4, username: 'alice', password: 'nope' })).toBe(4)
     const first = service.requests('/mqtt/auth')[0]
     expect(first.method).toBe('POST')
     expect(first.headers['content-type']).toBe('application/x-www-form-urlencoded')
@@ -173,14 +130,14 @@ describe('svc_auth_http authentication', () => {
 
   it('sends GET params as the query string and POST params as JSON with content-type application/json', async () => {
     await load({ 'auth.http.auth_req.method': 'get', 'auth.http.auth_req.params': 'clientid=%c,username=%u,password=%P,ip=%a,port=%p,proto=%r' })
-    expect(await connackCode({ protocolVersion: 5, clientId: 'g1', username: 'alice', password: 'pw' })).toBe(0)
+    expect(await connackCode(node, { protocolVersion: 5, clientId: 'g1', username: 'alice', password: 'pw' })).toBe(0)
     const get = service.requests('/mqtt/auth')[0]
     expect(get.method).toBe('GET')
     expect(get.params).toEqual({ clientid: 'g1', username: 'alice', password: 'pw', ip: '127.0.0.1', port: String(node.port('mqtt:tcp')), proto: 'mqtt' })
-    await p.manager.unload('svc_auth_http')
+    await backend.unload()
     await load({ 'auth.http.auth_req.headers.content-type': 'application/json' })
-    expect(await connackCode({ protocolVersion: 5, clientId: 'j1', username: 'bob', password: 'pw' })).toBe(0)
-    expect(await connackCode({ protocolVersion: 5, clientId: 'j2', username: 'bob', password: 'no' })).toBe(0x86)
+    expect(await connackCode(node, { protocolVersion: 5, clientId: 'j1', username: 'bob', password: 'pw' })).toBe(0)
+    expect(await connackCode(node, { protocolVersion: 5, clientId: 'j2', username: 'bob', password: 'no' })).toBe(0x86)
     const json = service.requests('/mqtt/auth').filter(s => s.method === 'POST')
     expect(json[0].headers['content-type']).toBe('application/json')
     expect(json[0].params).toEqual({ clientid: 'j1', username: 'bob', password: 'pw' })
@@ -190,15 +147,15 @@ describe('svc_auth_http authentication', () => {
     await load()
     const before = counters()
     for (const status of [400, 401, 403, 404, 429]) {
-      expect([status, await connackCode({ protocolVersion: 5, username: `status-${status}`, password: 'x' })]).toEqual([status, 0x86])
+      expect([status, await connackCode(node, { protocolVersion: 5, username: `status-${status}`, password: 'x' })]).toEqual([status, 0x86])
     }
-    expect(await connackCode({ protocolVersion: 4, username: 'status-403', password: 'x' })).toBe(4)
+    expect(await connackCode(node, { protocolVersion: 4, username: 'status-403', password: 'x' })).toBe(4)
     expect(alarmActive()).toBe(false)
     for (const status of [500, 503]) {
-      expect([status, await connackCode({ protocolVersion: 5, username: `status-${status}`, password: 'x' })]).toEqual([status, 0x87])
+      expect([status, await connackCode(node, { protocolVersion: 5, username: `status-${status}`, password: 'x' })]).toEqual([status, 0x87])
     }
     expect(alarmActive()).toBe(true)
-    expect(await connackCode({ protocolVersion: 5, username: 'alice', password: 'pw' })).toBe(0)
+    expect(await connackCode(node, { protocolVersion: 5, username: 'alice', password: 'pw' })).toBe(0)
     expect(alarmActive()).toBe(false)
     // 6 denied, 2 ignored (then refused by allow_anonymous = false), 1 accepted
     expect(since(before)).toMatchObject({ 'client.auth.success': 1, 'client.auth.failure': 8, 'client.auth.ignore': 2 })
@@ -206,26 +163,26 @@ describe('svc_auth_http authentication', () => {
 
   it('passes a 200 "ignore" and an unknown user to allow_anonymous: refused when false, accepted when true', async () => {
     await load()
-    expect(await connackCode({ protocolVersion: 5, username: 'ignored', password: 'x' })).toBe(0x87)
-    expect(await connackCode({ protocolVersion: 4, username: 'stranger', password: 'x' })).toBe(5)
-    expect((await apiRequest(node, '/configs/starling', 'PUT', { allow_anonymous: 'true' })).code).toBe(0)
+    expect(await connackCode(node, { protocolVersion: 5, username: 'ignored', password: 'x' })).toBe(0x87)
+    expect(await connackCode(node, { protocolVersion: 4, username: 'stranger', password: 'x' })).toBe(5)
+    await backend.setAnonymous(true)
     try {
-      expect(await connackCode({ protocolVersion: 5, username: 'ignored', password: 'x' })).toBe(0)
-      expect(await connackCode({ protocolVersion: 4, username: 'stranger', password: 'x' })).toBe(0)
-      expect(await connackCode({ protocolVersion: 5, username: 'alice', password: 'bad' })).toBe(0x86)
+      expect(await connackCode(node, { protocolVersion: 5, username: 'ignored', password: 'x' })).toBe(0)
+      expect(await connackCode(node, { protocolVersion: 4, username: 'stranger', password: 'x' })).toBe(0)
+      expect(await connackCode(node, { protocolVersion: 5, username: 'alice', password: 'bad' })).toBe(0x86)
     } finally {
-      await apiRequest(node, '/configs/starling', 'PUT', { allow_anonymous: 'false' })
+      await backend.setAnonymous(false)
     }
   })
 
   it('keeps a username with &password= one value: it never authenticates and never adds a parameter', async () => {
     await load()
     for (const method of ['post', 'get']) {
-      if (p.manager.isActive('svc_auth_http')) await p.manager.unload('svc_auth_http')
+      await backend.unload()
       await load({ 'auth.http.auth_req.method': method })
       service.seen = []
-      expect(await connackCode({ protocolVersion: 5, username: 'alice&password=pw', password: 'x' })).toBe(0x87)
-      expect(await connackCode({ protocolVersion: 5, username: 'alice', password: 'x&password=pw' })).toBe(0x86)
+      expect(await connackCode(node, { protocolVersion: 5, username: 'alice&password=pw', password: 'x' })).toBe(0x87)
+      expect(await connackCode(node, { protocolVersion: 5, username: 'alice', password: 'x&password=pw' })).toBe(0x86)
       const [first, second] = service.requests('/mqtt/auth')
       expect(first.params).toEqual({ clientid: expect.any(String), username: 'alice&password=pw', password: 'x' })
       expect(second.params).toEqual({ clientid: expect.any(String), username: 'alice', password: 'x&password=pw' })
@@ -236,44 +193,34 @@ describe('svc_auth_http authentication', () => {
     await load({ 'auth.http.timeout': '400ms' })
     service.delayMs = 3000
     const started = Date.now()
-    expect(await connackCode({ protocolVersion: 5, username: 'alice', password: 'pw' })).toBe(0x87)
+    expect(await connackCode(node, { protocolVersion: 5, username: 'alice', password: 'pw' })).toBe(0x87)
     const took = Date.now() - started
     expect(took).toBeGreaterThanOrEqual(350)
     expect(took).toBeLessThan(1500)
     expect(alarmActive()).toBe(true)
     service.delayMs = 0
-    expect(await connackCode({ protocolVersion: 5, username: 'alice', password: 'pw' })).toBe(0)
+    expect(await connackCode(node, { protocolVersion: 5, username: 'alice', password: 'pw' })).toBe(0)
     expect(alarmActive()).toBe(false)
   })
 
   it('loads with the service down, answers ignore fast with the alarm, and works again once the service is back', async () => {
     const port = service.port
-    await service.stop()
-    try {
-      await load()
-      const started = Date.now()
-      expect(await connackCode({ protocolVersion: 5, username: 'alice', password: 'pw' })).toBe(0x87)
-      expect(await connackCode({ protocolVersion: 4, username: 'alice', password: 'pw' })).toBe(5)
-      expect(Date.now() - started).toBeLessThan(2000)
-      expect(alarmActive()).toBe(true)
-      const listed = await apiRequest(node, '/alarms/present')
-      expect(JSON.stringify(listed)).toContain('svc_auth_http_unreachable')
-    } finally {
-      await service.start(port)
-    }
-    expect(await connackCode({ protocolVersion: 5, username: 'alice', password: 'pw' })).toBe(0)
-    expect(alarmActive()).toBe(false)
+    await expectOutageAndRecovery({
+      backend,
+      down: async () => { await service.stop() },
+      up: async () => { await service.start(port) },
+      whileDown: load,
+      refused: [[{ protocolVersion: 5, username: 'alice', password: 'pw' }, 0x87], [{ protocolVersion: 4, username: 'alice', password: 'pw' }, 5]],
+      withinMs: 2000,
+      alarm: 'at once',
+      listed: true,
+      recovered: async () => { expect(await connackCode(node, { protocolVersion: 5, username: 'alice', password: 'pw' })).toBe(0) }
+    })
   })
 
   it('refuses and accepts mosquitto_pub clients (MQTT 3.1.1 and 5)', async () => {
     await load()
-    for (const version of ['mqttv311', 'mqttv5']) {
-      const ok = await mosquitto('mosquitto_pub', ['-V', version, '-u', 'alice', '-P', 'pw', '-t', 'users/alice/m', '-m', 'hi', '-q', '1'])
-      expect([version, ok.code, ok.out]).toEqual([version, 0, ''])
-      const bad = await mosquitto('mosquitto_pub', ['-V', version, '-u', 'alice', '-P', 'wrong', '-t', 'users/alice/m', '-m', 'hi'])
-      expect(bad.code).not.toBe(0)
-      expect(bad.out).toMatch(/bad user name or password/i)
-    }
+    await expectMosquittoPub(node, { username: 'alice', password: 'pw', wrongPassword: 'wrong', topic: 'users/alice/m', versions: ['mqttv311', 'mqttv5'], refusal: /bad user name or password/i, quiet: true })
   })
 })
 
@@ -326,8 +273,7 @@ describe('svc_auth_http superuser and ACL', () => {
 
   it('denies a mosquitto_sub subscription the service refuses', async () => {
     await load()
-    const denied = await mosquitto('mosquitto_sub', ['-V', 'mqttv5', '-u', 'alice', '-P', 'pw', '-t', 'other/#', '-C', '1', '-W', '3'])
     // mosquitto_sub 2.0 reports it and exits (with status 0)
-    expect(denied.out).toMatch(/All subscription requests were denied/)
+    await expectMosquittoSubDenied(node, { username: 'alice', password: 'pw' }, 'other/#', /All subscription requests were denied/)
   })
 })
