@@ -15,25 +15,13 @@ import { apiRequest, closeClients, connect, waitFor, type TestNode } from '../he
 import { closeOpened, open, pubackCode, refusedConnack, suback } from '../helpers/mqtt.js'
 import { startPluginNode, shippedPluginConf, type PluginNode } from '../node/plugins/harness.js'
 import { describeWithServer, startRedisCluster, type RedisCluster } from '../helpers/servers/index.js'
+import { retryUntil } from '../helpers/auth-backend.js'
 
 const PLUGIN = 'svc_auth_redis'
 const ALARM = 'svc_auth_redis_unreachable'
 const PASSWORD = 'cluster pw'
 const TIMEOUT_MS = 1000
 const hasMosquitto = spawnSync('mosquitto_pub', ['--help']).status !== null
-
-/** Runs `attempt` until it resolves (one at a time, 50 ms apart); fails after `timeoutMs`. */
-async function retryUntil (attempt: () => Promise<void>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    try {
-      return await attempt()
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${(err as Error).message}`)
-      await new Promise(resolve => setTimeout(resolve, 50))
-    }
-  }
-}
 
 describeWithServer('redis', 'svc_auth_redis (cluster)', () => {
   let cluster: RedisCluster
@@ -194,7 +182,7 @@ describeWithServer('redis', 'svc_auth_redis (cluster)', () => {
       restarted = true
       await cluster.waitHealthy()
       const healthyMs = Date.now() - back
-      await retryUntil(async () => { await connect(node, { protocolVersion: 5, username: dead, password: `pw${victim}` }) }, 'auth of the restarted node\'s user')
+      await retryUntil(async () => { await connect(node, { protocolVersion: 5, username: dead, password: `pw${victim}` }) }, 'auth of the restarted node\'s user', 15_000)
       console.log(`svc_auth_redis (cluster): node restarted, cluster healthy after ${healthyMs} ms, its user authenticated after ${Date.now() - back} ms`)
     } finally {
       if (!restarted) await cluster.nodes[victim].restart()

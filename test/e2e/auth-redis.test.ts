@@ -12,23 +12,10 @@ import { closeOpened, open, suback } from '../helpers/mqtt.js'
 import { describeWithServer, spawnServer, redisBinary, startRedis, type RedisServer, type ServerProcess } from '../helpers/servers/index.js'
 import {
   QUERY_INJECTIONS, expectAclCached, expectMosquittoPub, expectMosquittoSubDenied, expectNeverAuthenticated, expectOutageAndRecovery,
-  expectPublishes, expectUnknownUserToChain, itWithMosquitto, refusedCode, startBackendNode, type BackendNode
+  expectPublishes, expectUnknownUserToChain, itWithMosquitto, refusedCode, retryUntil, startBackendNode, type BackendNode
 } from '../helpers/auth-backend.js'
 
 const PLUGIN = 'svc_auth_redis'
-
-/** Runs `attempt` until it resolves (one at a time, 50 ms apart); fails after `timeoutMs`. */
-async function retryUntil (attempt: () => Promise<void>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    try {
-      return await attempt()
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${(err as Error).message}`)
-      await new Promise(resolve => setTimeout(resolve, 50))
-    }
-  }
-}
 
 describeWithServer('redis', 'svc_auth_redis (single)', () => {
   let redis: RedisServer

@@ -57,6 +57,19 @@ export async function refusedCode (node: StarlingNode, opts: IClientOptions): Pr
   return opts.protocolVersion === 5 ? connack.reasonCode : connack.returnCode
 }
 
+/** Runs `attempt` until it resolves (one at a time, 50 ms apart); fails after `timeoutMs`. */
+export async function retryUntil (attempt: () => Promise<void>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    try {
+      return await attempt()
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${(err as Error).message}`)
+      await new Promise(resolve => setTimeout(resolve, 50))
+    }
+  }
+}
+
 /** A node with a plugin manager, and one auth backend plugin loaded through it. */
 export interface BackendNode {
   p: PluginNode

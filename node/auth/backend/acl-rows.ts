@@ -13,8 +13,8 @@
  *   block), `username` and `clientid` must all match; `eq T` matches the topic or filter `T`
  *   exactly; `%u`/`%c` levels stand for the client's username/client id. The first row
  *   that matches decides, in the order given; none → `ignore`.
- *   EMQ X 4.4 built its list reversed, so there the *last* returned row won; Starling takes
- *   the rows in the query's order: write `ORDER BY` for the order you mean.
+ *   EMQ X 4.4 built its list reversed, so there the *last* returned row won: the SQL plugins
+ *   (node/auth/sql/) reverse the rows before calling this, so EMQ X's tables decide the same.
  *   A row with an unknown `allow`/`access`, no who at all, a bad CIDR block or a bad topic
  *   filter makes the whole decision throw {@link AclRowError} (EMQ X crashed the check):
  *   skipping it could turn a meant deny into a later allow.
