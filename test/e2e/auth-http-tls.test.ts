@@ -15,11 +15,9 @@
  * - `ssl.server_name_indication`: sent as SNI and checked against the certificate.
  */
 import { spawnSync } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { createServer, type Server } from 'node:https'
-import type { AddressInfo, Socket } from 'node:net'
+import { createServer } from 'node:https'
 import type { TLSSocket } from 'node:tls'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -27,6 +25,7 @@ import { apiRequest, connect, type TestNode } from '../helpers/node.js'
 import { closeOpened, open, refusedConnack, suback } from '../helpers/mqtt.js'
 import { startPluginNode, shippedPluginConf, type PluginNode } from '../node/plugins/harness.js'
 import { makeTestCa, makeTestCert, type TestCertificate } from '../helpers/servers/index.js'
+import { StoppableHttpServer } from '../helpers/auth-backend.js'
 
 const PLUGIN = 'svc_auth_http'
 const ALARM = 'svc_auth_http_unreachable'
@@ -38,15 +37,12 @@ const hasOpenssl = spawnSync('openssl', ['version']).status === 0 || process.env
 interface Seen { path: string, params: Record<string, string>, clientCn: string | undefined, sni: string | undefined }
 
 /** An https auth service: alice/pw; `ignored` → ignore; ACL: `ok/...` allowed, the rest denied. */
-class HttpsAuthService {
-  readonly server: Server
-  port = 0
+class HttpsAuthService extends StoppableHttpServer {
   seen: Seen[] = []
-  private readonly sockets = new Set<Socket>()
 
   /** `cert` and `key` PEM; with `clientCa` the service requires a client certificate it signed. */
   constructor (opts: { cert: string, key: string, clientCa?: string }) {
-    this.server = createServer({
+    super(createServer({
       cert: opts.cert,
       key: opts.key,
       ...(opts.clientCa !== undefined ? { ca: opts.clientCa, requestCert: true, rejectUnauthorized: true } : {})
@@ -62,8 +58,7 @@ class HttpsAuthService {
         const [status, body] = this.answer(url.pathname, params)
         res.writeHead(status, { 'content-type': 'text/plain' }).end(body)
       })
-    })
-    this.server.on('secureConnection', (s) => { this.sockets.add(s); s.on('close', () => this.sockets.delete(s)) })
+    }))
     this.server.on('tlsClientError', () => {}) // a client without a certificate, or distrusting ours
   }
 
@@ -74,19 +69,6 @@ class HttpsAuthService {
     }
     if (path === '/mqtt/acl') return (p.topic ?? '').startsWith('ok/') ? [200, 'ok'] : [403, 'no']
     return [404, 'no such path']
-  }
-
-  async start (): Promise<void> {
-    this.server.listen(0, '127.0.0.1')
-    await once(this.server, 'listening')
-    this.port = (this.server.address() as AddressInfo).port
-  }
-
-  async stop (): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()))
-    for (const s of this.sockets) s.destroy()
-    this.server.closeAllConnections()
-    await closed
   }
 
   url (path: string): string { return `https://127.0.0.1:${this.port}${path}` }

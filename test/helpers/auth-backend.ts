@@ -12,6 +12,7 @@
 import { execFile, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer, type RequestListener, type Server } from 'node:http'
+import type { Server as HttpsServer } from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import type { StarlingNode } from '../../node/node.js'
@@ -276,12 +277,13 @@ export async function expectMosquittoSubDenied (node: StarlingNode, who: { usern
  */
 export class StoppableHttpServer {
   port = 0
-  protected readonly server: Server
+  protected readonly server: Server | HttpsServer
   private readonly sockets = new Set<Socket>()
 
-  constructor (handler: RequestListener) {
-    this.server = createServer(handler)
-    this.server.on('connection', (s) => { this.sockets.add(s); s.on('close', () => this.sockets.delete(s)) })
+  /** An http server answering with `handler`, or a server made by the caller (https). */
+  constructor (handler: RequestListener | Server | HttpsServer) {
+    this.server = typeof handler === 'function' ? createServer(handler) : handler
+    this.server.on('connection', (s: Socket) => { this.sockets.add(s); s.on('close', () => this.sockets.delete(s)) })
   }
 
   /** Listens on `port` (0: a free one, then kept in `port` for a restart). */
