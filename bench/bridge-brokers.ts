@@ -93,9 +93,10 @@ export function bridgeCases (repoRoot: string, starlingKeys: Record<string, stri
 /**
  * A local Mosquitto bridging `bench/#` out at QoS 1 to the remote. The settings a user would
  * pick for a bridge that must not lose QoS 1: `cleansession false` (Mosquitto's default: the
- * local session, and its queue, outlive a dropped link), a deep queue (`max_queued_messages`,
- * default 1000, past which Mosquitto drops QoS 1 for the bridge), and 1000 in flight (the
- * Starling bridge's default is 32 batches × 32 = 1024).
+ * local session, and its queue, outlive a dropped link), no cap on its queue
+ * (`max_queued_messages 0`; the default 1000 drops QoS 1 for the bridge past 1000 queued, after
+ * the publisher had its PUBACK; Starling's memory buffer is capped at 5 GB), and 1000 in flight
+ * (the Starling bridge's default is 32 batches × 32 = 1024). The queue is in memory only.
  */
 export function mosquittoBridgeTarget (remotePort: number): BrokerTarget {
   return {
@@ -107,7 +108,7 @@ export function mosquittoBridgeTarget (remotePort: number): BrokerTarget {
         `listener ${port} 127.0.0.1`,
         'allow_anonymous true',
         'persistence false',
-        'max_queued_messages 1000000',
+        'max_queued_messages 0',
         'max_inflight_messages 1000',
         'log_dest stderr',
         'log_type error',
