@@ -14,7 +14,8 @@
  *   acknowledges a publisher after `append` resolves never loses that message to a crash,
  *   unless a size cap or a full disk drops it later (counted, `onOverflow`).
  * - At-least-once: an item stays in the queue until it is acknowledged (or dropped). The
- *   COMMIT file records the finished items (all below `commit`, plus ranges above it); on
+ *   COMMIT file (rewritten at most every `commitIntervalMs`) records the finished items
+ *   (all below `commit`, plus ranges above it); on
  *   open every other item on disk is read back and popped again. An item acknowledged just
  *   before a crash may be delivered again, never one appended-and-durable lost.
  * - Acknowledgements may come in any order; the commit point advances over the contiguous
@@ -46,6 +47,9 @@ export type {
   AppendOptions, AppendResult, ReplayAckRef, ReplayBatch, ReplayOverflow, ReplayQueue, ReplayQueueOptions, ReplayQueueStats
 } from './replayq-types.js'
 
+/** How often acknowledgements are written to COMMIT at most (ms); see ReplayQueueOptions.commitIntervalMs. */
+export const DEFAULT_COMMIT_INTERVAL_MS = 100
+
 /** A write that fails with ENOSPC is retried after freeing a segment, at most this often. */
 const DISK_FULL_RETRIES = 8
 
@@ -75,6 +79,9 @@ class Queue<T> implements ReplayQueue<T> {
   private readonly batchCount: number
   private readonly batchBytes: number
   private readonly memoryBytes: number
+  private readonly commitIntervalMs: number
+  /** The wait before the next COMMIT write, cut short by close. */
+  private commitWait: { timer: NodeJS.Timeout, resolve: () => void } | null = null
   private readonly log: ReplayQueueLogger
   private done = new DoneSet()
   /** The next sequence number to assign. */
@@ -110,6 +117,7 @@ class Queue<T> implements ReplayQueue<T> {
     }
     this.files = opts.dir === undefined ? null : new SegmentFiles(opts.dir, segBytes, { ...DEFAULT_IO, ...opts.io }, this.log)
     this.memoryBytes = this.files === null ? Infinity : opts.memoryBytes ?? segBytes
+    this.commitIntervalMs = opts.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS
   }
 
   async open (): Promise<void> {
@@ -228,6 +236,7 @@ class Queue<T> implements ReplayQueue<T> {
     if (files === null) return
     this.startWriter()
     while (this.writer !== null) await this.writer
+    if (this.commitWait !== null) { clearTimeout(this.commitWait.timer); this.commitWait.resolve() }
     while (this.committer !== null) await this.committer
     try {
       await files.writeCommit(this.done)
@@ -324,9 +333,13 @@ class Queue<T> implements ReplayQueue<T> {
     })
   }
 
-  /** Writes COMMIT (coalescing the acks of a turn), then deletes the segments it finished. */
+  /** Writes COMMIT (coalescing the acks of `commitIntervalMs`), then deletes the segments it finished. */
   private async writeCommits (): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve))
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.commitIntervalMs)
+      this.commitWait = { timer, resolve }
+    })
+    this.commitWait = null
     while (this.commitDirty) {
       this.commitDirty = false
       try {
