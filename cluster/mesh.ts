@@ -34,6 +34,8 @@ const CONTROL_TOPIC = 'starling/cluster/1'
 const HEADER_BYTES = 5
 /** A frame body in MessagePack ({@link Frame}). */
 const FRAME_MSGPACK = 0
+/** Inbound connections accepted per second from one host (libp2p's default is 5). */
+const INBOUND_CONNECTIONS_PER_SECOND = 100
 /** A frame body of forwarded messages (cluster/pub-batch.ts). */
 export const FRAME_PUBLISH_BATCH = 1
 /** A frame larger than this closes the link (a corrupt length prefix). */
@@ -319,7 +321,10 @@ export class Mesh extends EventEmitter<MeshEvents> {
       streamMuxers: [yamux()],
       connectionProtector: boundedCipher(preSharedKey({ psk: pskFromCookie(this.init.cookie) })),
       connectionMonitor: { abortConnectionOnPingFailure: false },
-      connectionManager: { maxConnections: 1000 },
+      // libp2p refuses (resets) a sixth connection per second from one host by default; the
+      // members of a cluster on one host, and RPC bridges from another cluster's nodes behind
+      // one address, reconnect faster than that after a restart (clean-clone CI: ECONNRESET)
+      connectionManager: { maxConnections: 1000, inboundConnectionThreshold: INBOUND_CONNECTIONS_PER_SECOND },
       services: {
         identify: identify(),
         pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false, floodPublish: true })
