@@ -8,38 +8,19 @@
  */
 import { startTestNode, API_AUTH, connect, closeClients, collect, waitFor, type TestNode } from '../helpers/node.js'
 import { runCtlOn } from '../helpers/ctl.js'
-import { BRIDGE_OPS } from '../../node/bridges/ops-client.js'
 import { attachBridgeControl } from '../../node/bridges/ctl.js'
 import type { BridgeInfo } from '../../node/bridges/types.js'
-import { NotFoundError } from '../../node/errors.js'
+import { bridgeInfo, registerBridgesStandIn } from '../helpers/bridges-stand-in.js'
 
 let node: TestNode
 let detach: (() => Promise<void>) | null = null
 const bridges: BridgeInfo[] = []
 
-function info (name: string, over: Partial<BridgeInfo> = {}): BridgeInfo {
-  return { name, status: 'stopped', address: '127.0.0.1:1883', kind: 'mqtt', forwards: [], subscriptions: [], sent: 0, received: 0, buffered: 0, dropped: 0, ...over }
-}
+const info = bridgeInfo
 
 /** svc_bridge_mqtt's operations over `bridges` (what the plugin registers while loaded). */
 function registerStandIn (): void {
-  const get = (name: string): BridgeInfo => {
-    const b = bridges.find(x => x.name === name)
-    if (b === undefined) throw new NotFoundError(`bridge ${name}`, 'bridges list shows the known ones')
-    return b
-  }
-  const rpc = node.rpc
-  // svc_bridge_mqtt's attach registers refusals under these names while it is not loaded
-  for (const op of Object.values(BRIDGE_OPS)) rpc.unregister(op)
-  rpc.register(BRIDGE_OPS.list, () => bridges.map(b => ({ ...b })))
-  rpc.register(BRIDGE_OPS.start, ({ name }) => { const b = get(name); if (b.status !== 'stopped') return false; b.status = 'connected'; return true })
-  rpc.register(BRIDGE_OPS.stop, ({ name }) => { const b = get(name); if (b.status === 'stopped') return false; b.status = 'stopped'; return true })
-  rpc.register(BRIDGE_OPS.forwards, ({ name }) => get(name).forwards)
-  rpc.register(BRIDGE_OPS.addForward, ({ name, topic }) => { const b = get(name); if (!b.forwards.includes(topic)) b.forwards.push(topic) })
-  rpc.register(BRIDGE_OPS.delForward, ({ name, topic }) => { const b = get(name); b.forwards = b.forwards.filter(t => t !== topic) })
-  rpc.register(BRIDGE_OPS.subscriptions, ({ name }) => get(name).subscriptions)
-  rpc.register(BRIDGE_OPS.addSubscription, ({ name, topic, qos }) => { get(name).subscriptions.push({ topic, qos }) })
-  rpc.register(BRIDGE_OPS.delSubscription, ({ name, topic }) => { const b = get(name); b.subscriptions = b.subscriptions.filter(s => s.topic !== topic) })
+  registerBridgesStandIn(node.rpc, bridges, 'connected')
 }
 
 async function api (path: string, method = 'GET', body?: unknown): Promise<{ status: number, body: any }> {

@@ -16,30 +16,15 @@ import {
 } from '../../../node/bridges/ops-client.js'
 import { bridgeSysMessages, createBridgesSys } from '../../../node/bridges/sys.js'
 import type { BridgeInfo } from '../../../node/bridges/types.js'
-import { NotFoundError } from '../../../node/errors.js'
+import { bridgeInfo, registerBridgesStandIn } from '../../helpers/bridges-stand-in.js'
 
 const CONFIG = { 'mqtt.max_topic_levels': 0 }
 
-function info (name: string, over: Partial<BridgeInfo> = {}): BridgeInfo {
-  return { name, status: 'stopped', address: '127.0.0.1:1883', kind: 'mqtt', forwards: [], subscriptions: [], sent: 0, received: 0, buffered: 0, dropped: 0, ...over }
-}
+const info = bridgeInfo
 
 /** svc_bridge_mqtt's operations over plain objects: what the plugin answers, without a remote. */
 function fakePlugin (rpc: NodeRpc, bridges: BridgeInfo[]): void {
-  const get = (name: string): BridgeInfo => {
-    const b = bridges.find(x => x.name === name)
-    if (b === undefined) throw new NotFoundError(`bridge ${name}`, 'bridges list shows the known ones')
-    return b
-  }
-  rpc.register(BRIDGE_OPS.list, () => bridges.map(b => ({ ...b })))
-  rpc.register(BRIDGE_OPS.start, ({ name }) => { const b = get(name); if (b.status !== 'stopped') return false; b.status = 'connecting'; return true })
-  rpc.register(BRIDGE_OPS.stop, ({ name }) => { const b = get(name); if (b.status === 'stopped') return false; b.status = 'stopped'; return true })
-  rpc.register(BRIDGE_OPS.forwards, ({ name }) => get(name).forwards)
-  rpc.register(BRIDGE_OPS.addForward, ({ name, topic }) => { const b = get(name); if (!b.forwards.includes(topic)) b.forwards.push(topic) })
-  rpc.register(BRIDGE_OPS.delForward, ({ name, topic }) => { const b = get(name); b.forwards = b.forwards.filter(t => t !== topic) })
-  rpc.register(BRIDGE_OPS.subscriptions, ({ name }) => get(name).subscriptions)
-  rpc.register(BRIDGE_OPS.addSubscription, ({ name, topic, qos }) => { get(name).subscriptions.push({ topic, qos }) })
-  rpc.register(BRIDGE_OPS.delSubscription, ({ name, topic }) => { const b = get(name); b.subscriptions = b.subscriptions.filter(s => s.topic !== topic) })
+  registerBridgesStandIn(rpc, bridges, 'connecting')
 }
 
 const invoke = { args: [], options: {} }
