@@ -9,14 +9,13 @@
  *   window of unacknowledged QoS 1 PUBLISHes full: delivered msg/s and end-to-end latency of
  *   clients that stay connected while others authenticate.
  *
- * Frames are split with bench/mqtt-framer.ts; CONNECT is encoded with mqtt-packet per connection.
+ * Frames are split with bench/mqtt-framer.ts; CONNECT is encoded per connection (bench/packets.ts).
  */
 import net from 'node:net'
 import { performance } from 'node:perf_hooks'
-import mqttPacket from 'mqtt-packet'
 import { LatencyHistogram } from './latency-histogram.js'
 import { MqttFramer, PacketType } from './mqtt-framer.js'
-import { encodePublishTemplate, encodeSubscribe, writePuback } from './packets.js'
+import { encodeConnect, encodePublishTemplate, encodeSubscribe, writePuback } from './packets.js'
 
 const HOST = '127.0.0.1'
 const DISCONNECT = Buffer.from([0xe0, 0x00])
@@ -29,16 +28,7 @@ export interface Credentials {
 
 /** MQTT 3.1.1 CONNECT with clean session and credentials. */
 export function encodeAuthConnect (clientId: string, cred: Credentials): Buffer {
-  return mqttPacket.generate({
-    cmd: 'connect',
-    protocolId: 'MQTT',
-    protocolVersion: 4,
-    clean: true,
-    clientId,
-    keepalive: 60,
-    username: cred.username,
-    password: Buffer.from(cred.password)
-  })
+  return encodeConnect(clientId, 60, cred)
 }
 
 /** Counters of a {@link ConnectLoop}; `codes` maps a CONNACK return code to its count. */

@@ -8,15 +8,16 @@ import mqttPacket from 'mqtt-packet'
 /** Bytes at the start of every bench payload: the send time, float64 big-endian, in µs. */
 export const TIMESTAMP_BYTES = 8
 
-/** A CONNECT with clean session and the given keepalive (seconds), MQTT 3.1.1. */
-export function encodeConnect (clientId: string, keepalive: number): Buffer {
+/** A CONNECT with clean session and the given keepalive (seconds), MQTT 3.1.1, with credentials when given. */
+export function encodeConnect (clientId: string, keepalive: number, cred?: { username: string, password: string }): Buffer {
   return mqttPacket.generate({
     cmd: 'connect',
     protocolId: 'MQTT',
     protocolVersion: 4,
     clean: true,
     clientId,
-    keepalive
+    keepalive,
+    ...(cred === undefined ? {} : { username: cred.username, password: Buffer.from(cred.password) })
   })
 }
 
