@@ -13,7 +13,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { envVarName } from '../node/config/environment.js'
-import { findOnPath, freePort, starlingTarget, type BrokerTarget } from './broker-process.js'
+import { findOnPath, freePort, mosquittoTarget, starlingTarget, type BrokerTarget } from './broker-process.js'
 
 /** The topic filter every local broker forwards, and the remote subscriber subscribes to. */
 export const FORWARDED = 'bench/#'
@@ -99,33 +99,20 @@ export function bridgeCases (repoRoot: string, starlingKeys: Record<string, stri
  * (the Starling bridge's default is 32 batches × 32 = 1024). The queue is in memory only.
  */
 export function mosquittoBridgeTarget (remotePort: number): BrokerTarget {
-  return {
-    name: 'mosquitto',
-    unavailable: () => findOnPath('mosquitto') === null ? 'mosquitto is not on PATH (apt-get install mosquitto)' : null,
-    command: (port, dataDir) => {
-      const conf = path.join(dataDir, 'mosquitto.conf')
-      writeFileSync(conf, [
-        `listener ${port} 127.0.0.1`,
-        'allow_anonymous true',
-        'persistence false',
-        'max_queued_messages 0',
-        'max_inflight_messages 1000',
-        'log_dest stderr',
-        'log_type error',
-        `connection ${BRIDGE_NAME}`,
-        `address 127.0.0.1:${remotePort}`,
-        `topic ${FORWARDED} out 1`,
-        'bridge_protocol_version mqttv311',
-        'cleansession false',
-        'remote_clientid bench_mosquitto',
-        `restart_timeout ${RECONNECT_S}`,
-        'notifications false',
-        'start_type automatic',
-        ''
-      ].join('\n'))
-      return { file: findOnPath('mosquitto') as string, args: ['-c', conf], env: {} }
-    }
-  }
+  return mosquittoTarget({
+    maxQueuedMessages: 0,
+    extraConf: [
+      `connection ${BRIDGE_NAME}`,
+      `address 127.0.0.1:${remotePort}`,
+      `topic ${FORWARDED} out 1`,
+      'bridge_protocol_version mqttv311',
+      'cleansession false',
+      'remote_clientid bench_mosquitto',
+      `restart_timeout ${RECONNECT_S}`,
+      'notifications false',
+      'start_type automatic'
+    ]
+  })
 }
 
 /** The remote broker: a Mosquitto that keeps its port and its sessions across a stop. */

@@ -55,8 +55,12 @@ export function findOnPath (name: string): string | null {
   return null
 }
 
-/** Mosquitto with a generated config: loopback listener, anonymous, no persistence. */
-export function mosquittoTarget (): BrokerTarget {
+/**
+ * Mosquitto with a generated config: loopback listener, anonymous, no persistence.
+ * `maxQueuedMessages` (default 1000000) and `extraConf` (lines added at the end, e.g. a
+ * bridge's `connection` block) adapt it for other benches.
+ */
+export function mosquittoTarget (opts: { maxQueuedMessages?: number, extraConf?: readonly string[] } = {}): BrokerTarget {
   return {
     name: 'mosquitto',
     unavailable: () => findOnPath('mosquitto') === null
@@ -69,12 +73,13 @@ export function mosquittoTarget (): BrokerTarget {
         'allow_anonymous true',
         'persistence false',
         // queue for slow QoS 1 subscribers instead of dropping (default 1000)
-        'max_queued_messages 1000000',
+        `max_queued_messages ${opts.maxQueuedMessages ?? 1000000}`,
         // unacknowledged QoS 1 messages per client (default 20); 1000 keeps the
         // window from capping fan-in QoS 1 throughput, aedes has no such cap
         'max_inflight_messages 1000',
         'log_dest stderr',
         'log_type error',
+        ...(opts.extraConf ?? []),
         ''
       ].join('\n'))
       return { file: findOnPath('mosquitto') as string, args: ['-c', conf], env: {} }
