@@ -16,10 +16,13 @@
  *   so nothing is ever appended after a torn or corrupt region.
  * - A segment is deleted only when it is sealed (a later one is being written) or the queue
  *   is closing, and every item in it is finished.
+ * - The directory is 0700 and every file in it 0600 once `open` resolves, wherever the
+ *   directory is (a bridge's `queue.replayq_dir` may be outside node.data_dir): the buffer
+ *   holds the messages in clear.
  */
 import { closeSync, openSync, readSync } from 'node:fs'
-import { mkdir, open, readdir, readFile, rename, unlink, truncate, type FileHandle } from 'node:fs/promises'
-import { join } from 'node:path'
+import { chmod, mkdir, open, readdir, readFile, rename, unlink, truncate, type FileHandle } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { DoneSet } from './replayq-done.js'
 import { parseRecord, scanSegment, type StoredRecord } from './replayq-format.js'
 
@@ -70,6 +73,9 @@ export interface OpenedFiles {
 
 const SEGMENT_NAME = /^(\d{16})\.seg$/
 const COMMIT_FILE = 'COMMIT'
+/** The queue's directory and files are the node's user's only, wherever they are (as node.data_dir). */
+const DIR_MODE = 0o700
+const FILE_MODE = 0o600
 const READ_CHUNK = 1024 * 1024
 
 /** The segment files of one queue directory. See the invariants above. */
@@ -89,7 +95,7 @@ export class SegmentFiles {
 
   /** Reads the directory back: the COMMIT file, then every segment (torn tails truncated). */
   async open (): Promise<OpenedFiles> {
-    await mkdir(this.dir, { recursive: true })
+    await this.makePrivate()
     const done = await this.readCommit()
     const names = (await readdir(this.dir)).filter((n) => SEGMENT_NAME.test(n)).sort()
     // sequence numbers strictly increase across segments; past every COMMIT range too
@@ -159,7 +165,7 @@ export class SegmentFiles {
     try {
       // in order of seqno, so a later segment never holds data while an earlier one is short
       for (const p of parts) {
-        if (p.seg.handle === null) p.seg.handle = await open(p.seg.path, p.created ? 'w' : 'r+')
+        if (p.seg.handle === null) p.seg.handle = await open(p.seg.path, p.created ? 'w' : 'r+', FILE_MODE)
         const written = await this.io.writev(p.seg.handle, p.buffers, p.position)
         if (written !== p.bytes) throw Object.assign(new Error(`short write to ${p.seg.path}: ${written} of ${p.bytes} bytes`), { code: 'ENOSPC' })
       }
@@ -255,7 +261,7 @@ export class SegmentFiles {
   /** Writes the COMMIT file atomically: a temporary file, fsynced, renamed over it. */
   async writeCommit (done: DoneSet): Promise<void> {
     const tmp = join(this.dir, `${COMMIT_FILE}.tmp`)
-    const file = await open(tmp, 'w')
+    const file = await open(tmp, 'w', FILE_MODE)
     try {
       await file.writeFile(JSON.stringify({ version: 1, ...done.snapshot() }))
       await file.sync()
@@ -338,6 +344,25 @@ export class SegmentFiles {
       } catch (err) {
         this.log.error({ segment: p.seg.path, err }, 'replay queue: could not undo a failed write; the next write overwrites it')
       }
+    }
+  }
+
+  /**
+   * Creates the directory (and missing parents) for the node's user only, and closes up what
+   * an older version or another umask left readable: the directory 0700, its files 0600
+   * (mkdir's and open's modes are masked by the umask, so the modes are set explicitly).
+   */
+  private async makePrivate (): Promise<void> {
+    const first = await mkdir(this.dir, { recursive: true, mode: DIR_MODE })
+    // the queue's directory, and up to the outermost one this call created (`first`)
+    let d = this.dir
+    await chmod(d, DIR_MODE)
+    while (first !== undefined && d !== first && dirname(d) !== d) {
+      d = dirname(d)
+      await chmod(d, DIR_MODE)
+    }
+    for (const entry of await readdir(this.dir, { withFileTypes: true })) {
+      if (entry.isFile()) await chmod(join(this.dir, entry.name), FILE_MODE)
     }
   }
 

@@ -7,8 +7,9 @@
  * stopped. One trace per client id and per filter.
  *
  * Cost when nothing is traced: no hooks listener is registered and the tap returns at once.
+ * A trace file is made 0600 (created so, or changed when it exists), as the log file is.
  */
-import { open } from 'node:fs/promises'
+import { open, type FileHandle } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { WriteStream } from 'node:fs'
 import { createFrameDecoder } from '../mqtt/frame-decoder.js'
@@ -73,6 +74,18 @@ const INFO: LogLevel = 'info'
 const DEBUG: LogLevel = 'debug'
 
 interface Trace { info: TraceInfo, rank: number, stream: WriteStream }
+
+/**
+ * A trace file is the node's user's only, as the log file is: it holds client ids, topics
+ * and payloads. open's mode is masked by the umask and not applied to an existing file.
+ */
+const TRACE_FILE_MODE = 0o600
+
+/** Sets an existing regular trace file to {@link TRACE_FILE_MODE} (never a device such as /dev/null). */
+async function makePrivate (handle: FileHandle): Promise<void> {
+  const stat = await handle.stat()
+  if (stat.isFile() && (stat.mode & 0o777) !== TRACE_FILE_MODE) await handle.chmod(TRACE_FILE_MODE)
+}
 
 /** Creates the trace service of a node. */
 export function createTraceService (node: TraceNode): TraceService {
@@ -169,8 +182,10 @@ export function createTraceService (node: TraceNode): TraceService {
       const path = resolve(file)
       let handle
       try {
-        handle = await open(path, 'a')
+        handle = await open(path, 'a', TRACE_FILE_MODE)
+        await makePrivate(handle)
       } catch (err) {
+        await handle?.close()
         throw new TraceError(`cannot open trace file ${path}: ${(err as Error).message}`)
       }
       if (table.has(target)) {
