@@ -70,6 +70,7 @@ export const ERRORS = {
   NotFoundError: kind('NotFoundError', 102, 404, '<what> not found; <where to see the known ones>', 'an unknown node, rule, resource, action, schema, session, path or endpoint'),
   AclDeniedError: kind('AclDeniedError', 102, 403, 'the ACL denies client <client id> a subscription to <filter>', '`POST /mqtt/subscribe` (and batch) on behalf of a client'),
   BodyTooLargeError: kind('BodyTooLargeError', 102, 413, 'request body larger than 1048576 bytes', 'any API request with a body over 1 MB'),
+  JsonTooDeepError: kind('JsonTooDeepError', 102, 400, '<request body|what> nests objects and arrays more than 100 levels deep; the limit is 100', 'any API request whose JSON body nests deeper than 100 levels; the output of the SQL tester (`POST /rules?test=true`); the JSON arguments of `rules create`/`update`, `resources create`, `schemas create`'),
   InternalError: kind('InternalError', 102, 500, '<the failure>', 'a failure of the node itself (not of the request); the node logs it with its stack'),
   WrongCredentialsError: kind('WrongCredentialsError', 103, 401, 'wrong application id or secret', 'any API request whose HTTP Basic credentials are not an enabled, unexpired application'),
   EmptyCredentialsError: kind('EmptyCredentialsError', 104, 401, 'application id and secret are empty: send HTTP Basic credentials', 'any API request without credentials'),
@@ -206,6 +207,8 @@ export const RefusedError = createError('RefusedError')
 export const NotFoundError = createError('NotFoundError', (what: string, hint?: string) => hint === undefined ? `${what} not found` : `${what} not found; ${hint}`)
 export const AclDeniedError = createError('AclDeniedError', (clientId: string, filter: string) => `the ACL denies client ${clientId} a subscription to ${filter}`)
 export const BodyTooLargeError = createError('BodyTooLargeError', (maxBytes: number) => `request body larger than ${maxBytes} bytes`)
+/** `what` (`request body`, `actions` ...) nests deeper than `max` levels (node/json-depth.ts). */
+export const JsonTooDeepError = createError('JsonTooDeepError', (what: string, max: number) => `${what} nests objects and arrays more than ${max} levels deep; the limit is ${max}`)
 export const InternalError = createError('InternalError')
 export const WrongCredentialsError = createError('WrongCredentialsError', () => ERRORS.WrongCredentialsError.message)
 export const EmptyCredentialsError = createError('EmptyCredentialsError', () => ERRORS.EmptyCredentialsError.message)

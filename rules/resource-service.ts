@@ -19,6 +19,7 @@ import type { SerialQueue } from './serial-queue.js'
 import { MissingParameterError, RefusedError, WrongTypeError, notFound } from '../node/errors.js'
 import type { ActionRegistry } from './registry.js'
 import { checkParams } from './params.js'
+import { restoreParams } from './views.js'
 import { NAME_PATTERN } from './rule-service.js'
 import type { Resource, Rule } from './types.js'
 
@@ -26,6 +27,12 @@ import type { Resource, Rule } from './types.js'
 export interface ResourceInput {
   name?: string
   type: string
+  config?: Record<string, unknown>
+  description?: string
+}
+
+/** What changing a resource takes: its whole new config and/or description (type and name stay). */
+export interface ResourcePatch {
   config?: Record<string, unknown>
   description?: string
 }
@@ -116,6 +123,32 @@ export class ResourceService {
         attrs: 'undefined',
         created_at: Date.now()
       }
+      await this.init.table.put(id, resource)
+      this.resources.set(id, resource)
+      this.init.changed?.(id, resource)
+      return resource
+    })
+  }
+
+  /**
+   * Changes resource `id`'s config and/or description (404 when unknown). The config is
+   * checked as at create; a secret sent back as the API showed it (`******`, a URL's
+   * `token=******`, a header's `******`) keeps the stored value. A type that runs instances
+   * (a bridge) has its instance reopened with the new config (`changed`).
+   */
+  async update (id: string, patch: ResourcePatch): Promise<Resource> {
+    return await this.serial(async () => {
+      const stored = this.get(id)
+      const def = this.init.registry.findResourceType(stored.type)
+      if (def === undefined) throw new RefusedError(`resource ${id} is of type ${stored.type}, unknown on this node; change it on a node that knows the type`)
+      if (patch.description !== undefined && typeof patch.description !== 'string') throw new WrongTypeError('parameter description must be a string')
+      let config = stored.config
+      if (patch.config !== undefined) {
+        if (typeof patch.config !== 'object' || patch.config === null || Array.isArray(patch.config)) throw new WrongTypeError('parameter config must be an object')
+        config = checkParams(def.params, restoreParams(patch.config, stored.config, def.params), `resource type ${def.name} config`)
+        def.checkConfig?.(config)
+      }
+      const resource: Resource = { ...stored, config, description: patch.description ?? stored.description }
       await this.init.table.put(id, resource)
       this.resources.set(id, resource)
       this.init.changed?.(id, resource)

@@ -12,10 +12,11 @@
  */
 import { NotJsonError, RefusedError, SqlNotMatchError, WrongTypeError } from '../node/errors.js'
 import type { NodeRpc } from '../node/rpc.js'
+import { checkJsonDepth } from '../node/json-depth.js'
 import type { RuleEngine } from './engine.js'
 import { actionInfo, resourceTypeInfo, type ActionInfo, type ResourceTypeInfo } from './registry.js'
 import { compileRuleSql, type RuleInput, type RulePatch } from './rule-service.js'
-import type { ResourceInput, ResourceStatus } from './resource-service.js'
+import type { ResourceInput, ResourcePatch, ResourceStatus } from './resource-service.js'
 import { resourceView, ruleView, type NodeRuleMetrics, type ResourceView, type RuleView } from './views.js'
 import { testSql } from './sql/index.js'
 import { SqlError } from './sql/errors.js'
@@ -23,7 +24,7 @@ import { DeferredResult } from './funcs/errors.js'
 import type { ControlHandlers, ControlServer } from '../node/control/index.js'
 import type { ParamSpecs, Resource, Rule } from './types.js'
 
-export type { RuleInput, RulePatch, ResourceInput }
+export type { RuleInput, RulePatch, ResourceInput, ResourcePatch }
 
 /**
  * What the rule operations use; each function takes the part of it that it reads. The same
@@ -98,7 +99,8 @@ const MAX_TEST_WAITS = 4
  * `POST /rules?test=true` (EMQ X 4's SQL tester): runs `rawsql` on `ctx` (merged over
  * example columns of the event its FROM names) and answers the selected output. Nothing is
  * created. No match: code 404 `SQL Not Match` (EMQ X 4's answer), HTTP 404; an SQL that does
- * not compile or fails on `ctx`: code 102, HTTP 400, with the reason.
+ * not compile or fails on `ctx`: code 102, HTTP 400, with the reason; an output nested deeper
+ * than MAX_JSON_DEPTH (a deep payload decoded): JsonTooDeepError, code 102, HTTP 400.
  */
 export async function testRuleSql ({ name }: Pick<RuleOpsComponents, 'name'>, input: SqlTestInput): Promise<unknown> {
   compileRuleSql(input.rawsql)
@@ -113,7 +115,8 @@ export async function testRuleSql ({ name }: Pick<RuleOpsComponents, 'name'>, in
       throw new RefusedError(`SQL test failed: ${(err as Error).message}`)
     }
   }
-  if (result.ok) return result.output
+  // a payload decoded in the test may nest deeper than an answer can be written (JSON.stringify recurses)
+  if (result.ok) return checkJsonDepth(result.output, 'the selected output')
   if (result.reason === 'nomatch') throw new SqlNotMatchError()
   throw new RefusedError(`SQL test failed: ${result.message ?? 'error'}`)
 }
@@ -153,6 +156,15 @@ export function actionsOfType ({ engine }: Engine, type: string): ActionInfo[] {
 /** `POST /resources`, `resources create`: config checked against the type; nothing stored on an error. */
 export async function createResource ({ engine }: Engine, input: ResourceInput): Promise<ResourceView> {
   const resource = await engine.resources.create(input)
+  return resourceView(resource, undefined, specsOf(engine, resource))
+}
+
+/**
+ * `PUT /resources/:id`: a new config and/or description; a secret sent back as shown
+ * (`******`, masked URL and header parts) keeps its stored value. 404 when unknown.
+ */
+export async function updateResource ({ engine }: Engine, id: string, patch: ResourcePatch): Promise<ResourceView> {
+  const resource = await engine.resources.update(id, patch)
   return resourceView(resource, undefined, specsOf(engine, resource))
 }
 
@@ -196,14 +208,16 @@ export function registerRuleOperations (components: RuleOperationsComponents): v
   for (const [name, handler] of Object.entries(ruleControlHandlers(components))) control.register(name, handler)
 }
 
-/** A JSON argument of a command (109 when it is not JSON). */
+/** A JSON argument of a command (109 when it is not JSON, JsonTooDeepError when it nests too deeply). */
 function jsonArg (text: string | boolean | undefined, what: string): any {
   if (text === undefined || typeof text === 'boolean') return undefined
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch (err) {
     throw new NotJsonError(`${what} is not JSON: ${(err as Error).message}`)
   }
+  return checkJsonDepth(value, what)
 }
 
 /** `true` / `false` of an option (108 otherwise). */

@@ -29,6 +29,12 @@ export interface ParamSpec {
   schema?: Record<string, unknown>
   /** A credential (a password): the API and the CLI show it as `******`, the store keeps it. */
   secret?: boolean
+  /**
+   * A value that carries credentials in part (node/config/secret-values.ts): `url` (userinfo
+   * and credential query values such as `?token=`), `headers` (an object of request headers:
+   * every value but `content-type`'s and `accept`'s). Those parts are shown as `******`.
+   */
+  secretParts?: 'url' | 'headers'
 }
 
 /** Parameter specs by parameter name. */

@@ -2,6 +2,7 @@
  * Rules and resources as the API and the CLI show them: the stored record plus, per node,
  * the counters (`metrics`, EMQ X 4's shape) or the health (`status`).
  */
+import { isCredentialName, maskHeaders, maskUrl, REDACTED as CONFIG_REDACTED, restoreHeaders, restoreUrl } from '../node/config/index.js'
 import type { ActionNodeMetrics, ParamSpecs, Resource, Rule, RuleNodeMetrics } from './types.js'
 
 /** Every node's counters, as the `rules.metrics` node operation answers them. */
@@ -63,17 +64,70 @@ export function ruleView (rule: Rule, perNode: NodeRuleMetrics[]): RuleView {
 }
 
 /** What a secret config value (a `secret` param, e.g. a bridge's password) is shown as. */
-export const REDACTED = '******'
+export const REDACTED = CONFIG_REDACTED
 
 /**
- * `resource` as shown, with `status` when given; the values of its type's `secret` params
- * (`specs`) are shown as {@link REDACTED} when set.
+ * `config` (a resource's) as shown: the values of `secret` params as {@link REDACTED} when
+ * set, the credential parts of `secretParts` params masked (a URL's `?token=`, header values).
+ */
+export function maskParams (config: Record<string, unknown>, specs: ParamSpecs | undefined): Record<string, unknown> {
+  let out = config
+  for (const [key, spec] of Object.entries(specs ?? guessedSpecs(config))) {
+    const value = config[key]
+    if (value === undefined || value === '') continue
+    let shown = value
+    if (spec.secret === true) shown = REDACTED
+    else if (spec.secretParts === 'url' && typeof value === 'string') shown = maskUrl(value)
+    else if (spec.secretParts === 'headers' && typeof value === 'object' && value !== null && !Array.isArray(value)) shown = maskHeaders(value as Record<string, unknown>)
+    if (shown !== value) out = { ...out, [key]: shown }
+  }
+  return out
+}
+
+/**
+ * `config` to store when a change sends `sent` for a resource that holds `stored`: a secret
+ * param sent as {@link REDACTED} keeps its value, and the masked parts of a `secretParts`
+ * param (a URL's `token=******`, a header's `******`) keep theirs.
+ */
+export function restoreParams (sent: Record<string, unknown>, stored: Record<string, unknown>, specs: ParamSpecs | undefined): Record<string, unknown> {
+  let out = sent
+  for (const [key, spec] of Object.entries(specs ?? {})) {
+    const value = sent[key]
+    const before = stored[key]
+    let kept = value
+    if (spec.secret === true && value === REDACTED && before !== undefined) kept = before
+    else if (spec.secretParts === 'url' && typeof value === 'string' && typeof before === 'string') kept = restoreUrl(value, before)
+    else if (spec.secretParts === 'headers' && isRecord(value) && isRecord(before)) kept = restoreHeaders(value, before)
+    if (kept !== value) out = { ...out, [key]: kept }
+  }
+  return out
+}
+
+/**
+ * The specs of a config whose type is unknown here (a resource another node created with a
+ * type of its own): credentials are guessed from the keys' names, so that they are not shown.
+ */
+function guessedSpecs (config: Record<string, unknown>): ParamSpecs {
+  const out: ParamSpecs = {}
+  for (const key of Object.keys(config)) {
+    const base = { type: 'string' as const, required: false, title: key, description: '' }
+    if (key === 'url') out[key] = { ...base, secretParts: 'url' }
+    else if (key === 'headers') out[key] = { ...base, type: 'object', secretParts: 'headers' }
+    else if (isCredentialName(key) && !/file$/.test(key)) out[key] = { ...base, secret: true }
+  }
+  return out
+}
+
+function isRecord (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * `resource` as shown, with `status` when given; its config as {@link maskParams} shows it
+ * with its type's params (`specs`).
  */
 export function resourceView (resource: Resource, status?: ResourceView['status'], specs?: ParamSpecs): ResourceView {
-  let config = resource.config
-  for (const [key, spec] of Object.entries(specs ?? {})) {
-    if (spec.secret === true && config[key] !== undefined && config[key] !== '') config = { ...config, [key]: REDACTED }
-  }
+  const config = maskParams(resource.config, specs)
   return {
     id: resource.id,
     ...(resource.name !== undefined ? { name: resource.name } : {}),

@@ -1,13 +1,14 @@
 /**
  * `/api/v3/actions`, `/api/v3/resource_types` and `/api/v3/resources` (spec: Rule engine:
  * actions and resource types, resources). Actions and resource types are read-only (defined
- * by code); resources are created with `{name?, type, config, description?}` and deleted
- * unless a rule uses them. Thin: the work is in rules/rule-ops.ts.
+ * by code); resources are created with `{name?, type, config, description?}`, changed with
+ * `{config?, description?}` and deleted unless a rule uses them. Thin: the work is in
+ * rules/rule-ops.ts.
  */
 import { defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
 import {
   actionsOfType, createResource, deleteResource, listActions, listResources, listResourceTypes, resourcesOfType,
-  showAction, showResource, showResourceType, type ResourceInput
+  showAction, showResource, showResourceType, updateResource, type ResourceInput, type ResourcePatch
 } from '../../rules/rule-ops.js'
 
 const RESOURCE_BODY: JsonSchema = {
@@ -19,6 +20,14 @@ const RESOURCE_BODY: JsonSchema = {
     description: { type: 'string' }
   },
   required: ['type']
+}
+
+const RESOURCE_PATCH_BODY: JsonSchema = {
+  type: 'object',
+  properties: {
+    config: { type: 'object', description: "the whole new config, checked against the type's params; ****** (as shown) keeps a secret's stored value" },
+    description: { type: 'string' }
+  }
 }
 
 /** The action, resource type and resource endpoints. */
@@ -89,6 +98,17 @@ export const RULE_ENGINE_ROUTES: RouteDef[] = defineRoutes([
     path: '/resources/:id',
     descr: 'Show a resource with its status on every node',
     handler: async (req) => ({ data: await showResource(req.rules, req.params.id) })
+  },
+  {
+    name: 'update_resource',
+    method: 'PUT',
+    path: '/resources/:id',
+    descr: 'Change a resource\'s config and/or description (a secret sent back as ****** keeps its value)',
+    body: RESOURCE_PATCH_BODY,
+    handler: async (req) => {
+      const { config, description } = req.body as ResourcePatch
+      return { data: await updateResource(req.rules, req.params.id, { config, description }) }
+    }
   },
   {
     name: 'delete_resource',

@@ -40,7 +40,7 @@ export const AUTH_CLIENTID_CONFIG_SCHEMA = {
     type: 'string', live: false,
     doc: 'A client id added when the plugin loads, unless it already exists (EMQ X auth.client.$N.clientid).'
   },
-  'auth.client.<name>.password': { type: 'string', live: false, doc: 'Its password.' }
+  'auth.client.<name>.password': { type: 'string', live: false, secret: true, doc: 'Its password.' }
 } as const satisfies ConfigSchema
 
 /** Keys of `etc/plugins/svc_auth_username.conf`. */
@@ -57,7 +57,7 @@ export const AUTH_USERNAME_CONFIG_SCHEMA = {
     type: 'string', live: false,
     doc: 'A username added when the plugin loads, unless it already exists (EMQ X auth.user.$N.username).'
   },
-  'auth.user.<name>.password': { type: 'string', live: false, doc: 'Its password.' }
+  'auth.user.<name>.password': { type: 'string', live: false, secret: true, doc: 'Its password.' }
 } as const satisfies ConfigSchema
 
 /** What differs between the two plugins. */

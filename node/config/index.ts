@@ -10,7 +10,7 @@ export { DEV_CERTIFICATE_FILES, ensureDevCertificates, type EnsureDevCertificate
 export { CONFIG_ENV_PREFIX, NON_CONFIG_ENV_VARS, envVarName, keyFromEnvVar } from './environment.js'
 export {
   CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, configKeys, describeConfig, loadConfig, resolvePath, configRoot, configFile,
-  redactSecrets, isSecretKey,
+  redactSecrets, isSecretKey, maskConfigValue, restoreConfigValue,
   type LoadConfigOptions
 } from './load-config.js'
 export {
@@ -24,6 +24,7 @@ export type {
   NumberSpec, PathKeys, PathSpec, QuantitySpec, StringSpec, ValueOf, ValueType
 } from './schema-types.js'
 export { REDACTED } from './schema-types.js'
+export { isCredentialName, maskHeader, maskHeaders, maskPairs, maskUrl, restoreHeaders, restorePairs, restoreUrl } from './secret-values.js'
 export {
   formatDuration, formatSize, parseAddress, parseBool, parseDuration, parseFloatValue, parseInteger,
   parseSize, type ListenerAddress

@@ -12,6 +12,7 @@ import { configEnvEntries, envVarName } from './environment.js'
 import { NAME_PLACEHOLDER, isPluginKey } from './plugin-config.js'
 import { CONFIG_SCHEMA, type ConfigKey, type ConfigPathKey, type StarlingConfig } from './schema.js'
 import { REDACTED, type ConfigKeyInfo, type ConfigSchema, type ConfigValue, type KeySpec } from './schema-types.js'
+import { maskHeader, maskPairs, maskUrl, restorePairs, restoreUrl } from './secret-values.js'
 
 /** Default config file, relative to the installation root (`root`). */
 export const DEFAULT_CONFIG_FILE = 'etc/starling.conf'
@@ -142,14 +143,50 @@ export function describeConfig (cfg: StarlingConfig): Record<ConfigKey, string> 
  */
 export function redactSecrets (schema: ConfigSchema, values: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {}
-  for (const [key, value] of Object.entries(values)) out[key] = value !== '' && isSecretKey(schema, key) ? REDACTED : value
+  for (const [key, value] of Object.entries(values)) out[key] = maskConfigValue(schema, key, value)
   return out
 }
 
 /** Whether `key` (a schema key, or a concrete key of a `<name>` pattern) is a secret of `schema`. */
 export function isSecretKey (schema: ConfigSchema, key: string): boolean {
-  if (Object.hasOwn(schema, key)) return schema[key].secret === true
-  return Object.entries(schema).some(([pattern, spec]) => spec.secret === true && matchesNamePattern(pattern, key))
+  return specOfKey(schema, key)?.secret === true
+}
+
+/** The spec of `key`: a schema key's own, or that of the `<name>` pattern a concrete key matches. */
+function specOfKey (schema: ConfigSchema, key: string): KeySpec | undefined {
+  if (Object.hasOwn(schema, key)) return schema[key]
+  return Object.entries(schema).find(([pattern]) => matchesNamePattern(pattern, key))?.[1]
+}
+
+/**
+ * `value` of `key` as the API, the CLI and the logs show it: {@link REDACTED} for a non-empty
+ * `secret` key, the credential parts masked for a `secretParts` key (secret-values.ts).
+ */
+export function maskConfigValue (schema: ConfigSchema, key: string, value: string): string {
+  const spec = specOfKey(schema, key)
+  if (spec === undefined || value === '') return value
+  if (spec.secret === true) return REDACTED
+  switch (spec.secretParts) {
+    case 'url': return maskUrl(value)
+    case 'pairs': return maskPairs(value)
+    case 'header': return maskHeader(key.slice(key.lastIndexOf('.') + 1), value)
+    default: return value
+  }
+}
+
+/**
+ * The value to set for `key` when a change sends `sent` and the key holds `current`: what
+ * {@link maskConfigValue} showed of `current` keeps it (undefined: leave the key as it is),
+ * and masked parts of a `secretParts` value are the current ones. Anything else is `sent`.
+ */
+export function restoreConfigValue (schema: ConfigSchema, key: string, sent: string, current: string | undefined): string | undefined {
+  const spec = specOfKey(schema, key)
+  if (spec === undefined || !sent.includes(REDACTED)) return sent
+  if (current !== undefined && sent === maskConfigValue(schema, key, current)) return undefined
+  if (spec.secret === true || spec.secretParts === 'header') return sent === REDACTED ? undefined : sent
+  if (spec.secretParts === 'url') return restoreUrl(sent, current)
+  if (spec.secretParts === 'pairs') return restorePairs(sent, current)
+  return sent
 }
 
 /** `bridge.mqtt.aws.password` against `bridge.mqtt.<name>.password`: one level for the name. */

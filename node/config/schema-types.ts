@@ -29,6 +29,14 @@ interface BaseSpec {
    * leaves the value as it is.
    */
   readonly secret?: boolean
+  /**
+   * A value that may carry a credential in part (node/config/secret-values.ts): `url` (its
+   * userinfo and credential query values: `?token=`), `pairs` (the credential values of a
+   * `name=value,...` list), `header` (a request header's value, unless the header is
+   * `content-type` or `accept`). Those parts are shown as {@link REDACTED}, and a value sent
+   * back with them keeps the stored parts.
+   */
+  readonly secretParts?: 'url' | 'pairs' | 'header'
 }
 
 /** What a secret key's value is shown as. */

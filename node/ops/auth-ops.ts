@@ -13,6 +13,7 @@
 import type { StarlingNode } from '../node.js'
 import type { NodeServices } from '../services.js'
 import { UserExistsError, UserNotFoundError } from '../errors.js'
+import { REDACTED } from '../config/index.js'
 import {
   CredentialExistsError, CredentialNotFoundError, DEFAULT_PASSWORD_HASH, createAuthClientids, createAuthUsers,
   isPasswordHashName, type CredentialService
@@ -34,7 +35,7 @@ const TABLES: Readonly<Record<CredentialTable, TableSpec>> = {
   auth_username: { plugin: 'svc_auth_username', hashKey: 'auth.user.password_hash', field: 'username', create: createAuthUsers }
 }
 
-/** An entry as `GET /auth_clientid/:clientid` shows it: the id and the stored (hashed) password. */
+/** An entry as `GET /auth_clientid/:clientid` shows it: the id and the stored (hashed) password; `******` for a `plain` one. */
 export type CredentialView = { clientid: string, password: string } | { username: string, password: string }
 
 /** What the service functions use of the node: its RPC and its name (they run `auth.*` on this node). */
@@ -111,7 +112,8 @@ export function registerAuthOperations (node: StarlingNode): void {
   node.rpc.register('auth.lookup', async (args: AuthArgs) => await run(args.table, id(args), () => {
     const entry = serviceOf(node, args.table).lookup(id(args))
     if (entry === undefined) throw new CredentialNotFoundError(TABLES[args.table].field === 'clientid' ? 'client id' : 'username', id(args), '')
-    return { [TABLES[args.table].field]: entry.id, password: entry.password } as CredentialView
+    // a hash is shown (EMQ X did); a `plain` entry's password is the password itself: masked
+    return { [TABLES[args.table].field]: entry.id, password: entry.hash === 'plain' ? REDACTED : entry.password } as CredentialView
   }))
   node.rpc.register('auth.add', async (args: AuthArgs) =>
     await run(args.table, id(args), async () => await serviceOf(node, args.table).add(id(args), args.password as string)))

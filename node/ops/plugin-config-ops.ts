@@ -15,7 +15,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { MissingParameterError, RefusedError, WrongTypeError } from '../errors.js'
-import { ConfigError, describePluginConfig, isSecretKey, loadPluginConfig, parseConfText, redactSecrets, REDACTED, type ConfigSchema } from '../config/index.js'
+import { ConfigError, describePluginConfig, loadPluginConfig, parseConfText, redactSecrets, restoreConfigValue, type ConfigSchema } from '../config/index.js'
 import type { PluginManager } from '../plugins/index.js'
 
 /** What `PUT /nodes/:node/plugin_configs/:plugin` answers. */
@@ -75,8 +75,12 @@ async function change (plugins: PluginManager, plugin: string, schema: ConfigSch
     if (typeof value !== 'string') throw new WrongTypeError(`parameter ${key} must be text`)
     if (/[\r\n]/.test(value)) throw new WrongTypeError(`parameter ${key}: a value cannot contain a line break`)
   }
-  // a secret sent back as GET showed it (REDACTED) stays as it is
-  values = Object.fromEntries(Object.entries(values).filter(([key, value]) => !(value === REDACTED && isSecretKey(schema, key))))
+  // a secret sent back as GET showed it (REDACTED, or a URL's masked parts) stays as it is
+  const current = settingsInForce(plugins, plugin, schema)
+  values = Object.fromEntries(Object.entries(values).flatMap(([key, value]) => {
+    const kept = restoreConfigValue(schema, key, value, current[key])
+    return kept === undefined ? [] : [[key, kept]]
+  }))
   if (Object.keys(values).length === 0) return { reload_required: [], reloaded: false }
   const file = plugins.configFile(plugin)
   const before = fileSettings(file, schema, {})
@@ -105,6 +109,15 @@ async function change (plugins: PluginManager, plugin: string, schema: ConfigSch
     throw new RefusedError(`${(err as Error).message}; the previous settings of ${plugin} were put back`)
   }
   return { reload_required: changed, reloaded: true }
+}
+
+/** The plugin's settings in force as text, unmasked (empty when its file is unusable): what a masked value sent back stands for. */
+function settingsInForce (plugins: PluginManager, plugin: string, schema: ConfigSchema): Record<string, string> {
+  try {
+    return describePluginConfig(schema, plugins.readConfig(plugin) as any)
+  } catch {
+    return {}
+  }
 }
 
 /** The settings the file gives (with `overrides` on top) as text; undefined when the file is unusable. */

@@ -10,6 +10,7 @@
  * {@link MAX_IN_FLIGHT} requests per resource are pending; a run beyond that fails at once,
  * so a slow server cannot make the node hold an unbounded backlog.
  */
+import { maskUrl } from '../../node/config/index.js'
 import { fillString, fillTemplate } from '../template.js'
 import type { ActionContext, ActionDefinition, ParamSpec, Resource, ResourceTypeDefinition } from '../types.js'
 
@@ -29,8 +30,12 @@ export const webHookResourceType: ResourceTypeDefinition = {
   title: 'WebHook',
   description: 'WebHook: sends the selected data as an HTTP request with a JSON body',
   params: {
-    url: { type: 'string', format: 'url', required: true, title: 'Request URL', description: 'The URL of the server (http:// or https://)' },
-    headers: { type: 'object', required: false, default: {}, title: 'Request Header', description: 'Headers sent with every request', schema: {} },
+    // credential query values (token=, password=) and userinfo are shown as ****** (docs/rules.md)
+    url: { type: 'string', format: 'url', required: true, secretParts: 'url', title: 'Request URL', description: 'The URL of the server (http:// or https://)' },
+    headers: {
+      type: 'object', required: false, default: {}, secretParts: 'headers', title: 'Request Header',
+      description: 'Headers sent with every request; their values (but content-type\'s and accept\'s) are shown as ******', schema: {}
+    },
     method: {
       type: 'string', enum: [...WEB_HOOK_METHODS], required: false, default: 'POST', title: 'Request Method',
       description: 'The HTTP method; GET sends no body'
@@ -74,9 +79,13 @@ export async function sendToWebServer (body: unknown, ctx: ActionContext): Promi
       signal: AbortSignal.timeout(timeoutOf(resource))
     })
     await res.body?.cancel()
-    if (res.status < 200 || res.status > 299) throw new Error(`web_hook ${resource.id}: ${method} ${String(resource.config.url)} answered HTTP ${res.status}`)
+    // the message is logged and counted: no credential of the URL in it
+    if (res.status < 200 || res.status > 299) throw new Error(`web_hook ${resource.id}: ${method} ${maskUrl(String(resource.config.url))} answered HTTP ${res.status}`)
   } catch (err: any) {
     if (err?.name === 'TimeoutError') throw new Error(`web_hook ${resource.id}: no answer within ${timeoutOf(resource)} ms`)
+    // fetch names the URL in some errors (one with user:pass@ is refused so): not its credentials
+    const url = String(resource.config.url)
+    if (typeof err?.message === 'string' && err.message.includes(url)) throw new Error(err.message.replaceAll(url, maskUrl(url)))
     throw err
   } finally {
     const left = (inFlight.get(resource.id) ?? 1) - 1

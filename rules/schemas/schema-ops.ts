@@ -7,7 +7,9 @@
  * creates and holds; {@link registerSchemaOperations} is called by that part.
  */
 import { NotJsonError } from '../../node/errors.js'
+import { maskUrl } from '../../node/config/index.js'
 import type { RuleEngine } from '../engine.js'
+import { checkJsonDepth } from '../../node/json-depth.js'
 import type { Schema, SchemaInput } from './schema.js'
 import type { ControlServer, ControlHandlers } from '../../node/control/index.js'
 
@@ -26,19 +28,25 @@ export interface SchemaOperationsComponents extends SchemaOpsComponents {
   readonly control: Pick<ControlServer, 'register'>
 }
 
+/** `schema` as shown: a `parser_addr.url` with its credentials (`?token=`, `user:pass@`) masked. */
+function schemaView (schema: Schema): Schema {
+  const url = schema.parser_addr?.url
+  return url === undefined ? schema : { ...schema, parser_addr: { ...schema.parser_addr, url: maskUrl(url) } }
+}
+
 /** `GET /schemas`, `schemas list`: every schema, by name. */
 export function listSchemas ({ engine }: SchemaOpsComponents): Schema[] {
-  return engine.schemas.list()
+  return engine.schemas.list().map(schemaView)
 }
 
 /** `GET /schemas/:name`, `schemas show`: 404 (code 102) when unknown. */
 export function showSchema ({ engine }: SchemaOpsComponents, name: string): Schema {
-  return engine.schemas.get(name)
+  return schemaView(engine.schemas.get(name))
 }
 
 /** `POST /schemas`, `schemas create`: checked, compiled (or its service reached) before it is stored. */
 export async function createSchema ({ engine }: SchemaOpsComponents, input: SchemaInput): Promise<Schema> {
-  return await engine.schemas.create(input)
+  return schemaView(await engine.schemas.create(input))
 }
 
 /** `DELETE /schemas/:name`, `schemas delete`: 404 when unknown, 102 while a rule uses it. */
@@ -51,14 +59,16 @@ export function registerSchemaOperations (components: SchemaOperationsComponents
   for (const [name, handler] of Object.entries(schemaControlHandlers(components))) components.control.register(name, handler)
 }
 
-/** A JSON option of a command (109 when it is not JSON). */
+/** A JSON option of a command (109 when it is not JSON, JsonTooDeepError when it nests too deeply). */
 function jsonArg (text: string | boolean | undefined, what: string): unknown {
   if (text === undefined || typeof text === 'boolean') return undefined
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch (err) {
     throw new NotJsonError(`${what} is not JSON: ${(err as Error).message}`)
   }
+  return checkJsonDepth(value, what)
 }
 
 const textArg = (value: string | boolean | undefined): string | undefined => typeof value === 'string' ? value : undefined

@@ -16,6 +16,7 @@
  */
 import { connect } from 'node:net'
 import { createHash } from 'node:crypto'
+import { maskUrl } from '../../node/config/index.js'
 import { DeferredResult } from '../funcs/errors.js'
 import type { Resource } from '../types.js'
 import { binaryValue, jsonEncode } from '../funcs/value-model.js'
@@ -57,9 +58,9 @@ export function targetOf (addr: ParserAddr, resource: ResourceLookup): CodecTarg
   throw new Error(`resource ${id} (type ${found.type}) has no url or server in its config; a codec service needs one`)
 }
 
-/** `http://...` or `host:port`, for messages. */
+/** `http://...` (its credentials masked) or `host:port`, for messages. */
 export function describeTarget (t: CodecTarget): string {
-  return t.kind === 'http' ? t.url : `${t.host}:${t.port}`
+  return t.kind === 'http' ? maskUrl(t.url) : `${t.host}:${t.port}`
 }
 
 /** Connect and parse timeouts of a schema, in ms (defaults filled). */
@@ -146,7 +147,9 @@ export class ThirdPartyCodec implements SchemaCodec {
     answer.ready = undefined
     answer.at = this.now()
     if (!result.ok) {
-      const reason = `${describeTarget(target)}: ${result.error}`
+      // the worker names the URL in its errors; they reach the logs and the rule's failures
+      const error = target.kind === 'http' ? result.error.replaceAll(target.url, maskUrl(target.url)) : result.error
+      const reason = `${describeTarget(target)}: ${error}`
       if (result.stage !== 'service') this.backOff(reason)
       answer.error = new Error(result.stage === 'service' ? `the codec service answered an error: ${reason}` : `codec service ${reason}`)
       return

@@ -11,7 +11,9 @@ import { join } from 'node:path'
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose'
 import { collect, waitFor, type TestNode } from '../helpers/node.js'
 import { closeOpened, open, pubackCode, suback } from '../helpers/mqtt.js'
-import { StoppableHttpServer, connackCode, expectMosquittoPub, expectMosquittoSubDenied, startBackendNode, type BackendNode } from '../helpers/auth-backend.js'
+import {
+  StoppableHttpServer, connackCode, expectAlarmKept, expectMosquittoPub, expectMosquittoSubDenied, startBackendNode, type BackendNode
+} from '../helpers/auth-backend.js'
 
 const SECRET = 'test-secret-of-this-suite'
 
@@ -188,7 +190,7 @@ describe('svc_auth_jwt JWKS refresh', () => {
     jwks.keys = [await jwkOf('k1')]
   })
 
-  it('answers ignore quickly with the alarm while the JWKS server is down, and accepts again once it is back', async () => {
+  it('answers ignore quickly with the alarm while the JWKS server is down, keeps it up through checks that do not fetch, and accepts again once it is back', async () => {
     await load({ 'auth.jwt.jwks.refresh_interval': '200ms', 'auth.jwt.timeout': '1s' })
     const k1 = await token({}, { alg: 'ES256', kid: 'k1' })
     expect(await connackCode(node, { protocolVersion: 5, username: 'e', password: k1 })).toBe(0)
@@ -204,6 +206,12 @@ describe('svc_auth_jwt JWKS refresh', () => {
       }
       expect(code).toBe(0x87)
       expect(alarmActive()).toBe(true)
+      // a token verified with the secret, and the ACL checks of its claims: the JWKS server is not asked
+      await expectAlarmKept(backend, true, async () => {
+        const hs = await open(node, { protocolVersion: 5, clientId: 'hs-while-down', username: 'h', password: await token({ acl: { all: ['t/#'] } }) })
+        expect(await pubackCode(hs.client, 't/x')).toBe(0)
+        expect(await pubackCode(hs.client, 'elsewhere')).toBe(0x87)
+      })
     } finally {
       await jwks.start(port)
     }

@@ -153,7 +153,8 @@ describe('resources', () => {
     const named = await api('POST', '/resources', { name: 'srv', type: 'web_hook', config: { url: 'http://127.0.0.1:1/x', headers: { a: 'b' } }, description: 'my server' })
     expect(named.body.data).toEqual({
       id: 'web_hook:srv', name: 'srv', type: 'web_hook', description: 'my server', attrs: 'undefined',
-      config: { url: 'http://127.0.0.1:1/x', headers: { a: 'b' }, method: 'POST', request_timeout: 5000 }
+      // header values are credentials as far as the API knows (issue 19): shown masked
+      config: { url: 'http://127.0.0.1:1/x', headers: { a: '******' }, method: 'POST', request_timeout: 5000 }
     })
     const short = (await api('POST', '/resources', { type: 'built_in' })).body.data
     expect(short.id).toMatch(/^resource:[0-9a-f]{8}$/)

@@ -3,8 +3,9 @@
  * node with the plugin manager and the plugin's shipped config plus a test's keys, CONNACK
  * codes from mqtt.js and from mosquitto_pub / mosquitto_sub, the usernames that must never
  * authenticate, the ACL checks every backend makes, and the outage sequence: backend down →
- * the CONNECT answered within the timeout (the chain decides) with the alarm raised →
- * backend back → authenticating again with the alarm cleared.
+ * the CONNECT answered within the timeout (the chain decides) with the alarm raised → the
+ * requests the backend decides without asking its server (no username ...) leave the alarm
+ * up → backend back → authenticating again with the alarm cleared.
  *
  * The checks here are `expect`s: a suite calls them from its own `it`, so every test keeps
  * its name and file; what differs per backend is a parameter, never a branch on its name.
@@ -18,7 +19,7 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import type { StarlingNode } from '../../node/node.js'
 import { startPluginNode, shippedPluginConf, type PluginNode } from '../node/plugins/harness.js'
 import { apiRequest, connect, waitFor, type Received, type TestNode } from './node.js'
-import { open, pubackCode, refusedConnack } from './mqtt.js'
+import { open, pubackCode, refusedConnack, suback } from './mqtt.js'
 
 /** Whether mosquitto_pub / mosquitto_sub are installed (Debian package mosquitto-clients). */
 export const hasMosquitto = spawnSync('mosquitto_pub', ['--help']).status !== null
@@ -202,8 +203,43 @@ export interface OutageCase {
 }
 
 /**
+ * How many times `backend`'s alarm has been cleared (its entries in the alarm history):
+ * a clear followed by a new raise leaves the alarm present but shows here.
+ */
+export function alarmClears (backend: BackendNode): number {
+  return backend.node.services.alarms.history().filter((a) => a.id === backend.alarm).length
+}
+
+/**
+ * With the alarm up and allow_anonymous true: runs `unasked` (requests that do not reach the
+ * backend's server, or fail to), then CONNECTs without a username (MQTT 5 and 3.1.1) whose
+ * client publishes and subscribes (the ACL path); expects the alarm never cleared meanwhile,
+ * still present and (with `listed`) in the API's /alarms/present. allow_anonymous is set
+ * back to false.
+ */
+export async function expectAlarmKept (backend: BackendNode, listed: boolean, unasked?: () => Promise<void>): Promise<void> {
+  const { node } = backend
+  expect(backend.alarmActive()).toBe(true)
+  const clears = alarmClears(backend)
+  await backend.setAnonymous(true)
+  try {
+    await unasked?.()
+    await connect(node, { protocolVersion: 4, clientId: 'outage-anonymous-4' })
+    const anonymous = await connect(node, { protocolVersion: 5, clientId: 'outage-anonymous-5' })
+    await pubackCode(anonymous, 'outage/anonymous') // answered either way: the ACL chain decides
+    await suback(anonymous, 'outage/anonymous')
+    anonymous.end(true)
+  } finally {
+    await backend.setAnonymous(false)
+  }
+  expect([backend.alarm, backend.alarmActive(), alarmClears(backend)]).toEqual([backend.alarm, true, clears])
+  if (listed) expect(JSON.stringify(await apiRequest(node, '/alarms/present'))).toContain(backend.alarm)
+}
+
+/**
  * Backend down → every CONNECT of `refused` answered by the chain within `withinMs`, the
- * alarm raised (and listed), an anonymous CONNECT accepted when allowed → backend back →
+ * alarm raised (and listed), an anonymous CONNECT accepted when allowed → the requests that
+ * do not reach the backend ({@link expectAlarmKept}) leave the alarm up → backend back →
  * authentication works again and the alarm is cleared. The backend is brought back even
  * when an expectation fails.
  */
@@ -219,11 +255,8 @@ export async function expectOutageAndRecovery (o: OutageCase): Promise<void> {
     if (o.alarm === 'at once') expect(backend.alarmActive()).toBe(true)
     else await waitFor(backend.alarmActive, 'the unreachable alarm')
     if (o.listed) expect(JSON.stringify(await apiRequest(backend.node, '/alarms/present'))).toContain(backend.alarm)
-    if (o.anonymous !== undefined) {
-      await backend.setAnonymous(true)
-      await connect(backend.node, o.anonymous)
-      await backend.setAnonymous(false)
-    }
+    const anonymous = o.anonymous
+    await expectAlarmKept(backend, o.listed, anonymous === undefined ? undefined : async () => { await connect(backend.node, anonymous) })
     if (o.timings !== undefined) console.log(`${o.timings[0]}: CONNECT with ${o.timings[1]} down refused in ${refusedInMs} ms`)
   } finally {
     await o.up()

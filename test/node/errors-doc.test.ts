@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
   ApiError, CODES, ERRORS, HTTP_STATUS, errorCode, errorKinds, kindFor, renderErrorsDoc, toApiError,
-  AclDeniedError, AdminNotDeletableError, BadQosError, BadRpcError, BadTopicError, BodyTooLargeError, ClientOfflineError,
+  AclDeniedError, AdminNotDeletableError, BadQosError, BadRpcError, BadTopicError, BodyTooLargeError, ClientOfflineError, JsonTooDeepError,
   EmptyCredentialsError, InternalError, MissingParameterError, NotFoundError, NotJsonError, OldPasswordWrongError,
   RefusedError, SqlNotMatchError, UserExistsError, UserNotFoundError, WrongCredentialsError, WrongTypeError,
   type ErrorKind
@@ -30,6 +30,7 @@ const SAMPLES: Record<string, () => Error> = {
   NotFoundError: () => new NotFoundError('rule r1'),
   AclDeniedError: () => new AclDeniedError('c1', 't/#'),
   BodyTooLargeError: () => new BodyTooLargeError(1048576),
+  JsonTooDeepError: () => new JsonTooDeepError('request body', 100),
   InternalError: () => new InternalError('disk full'),
   WrongCredentialsError: () => new WrongCredentialsError(),
   EmptyCredentialsError: () => new EmptyCredentialsError(),

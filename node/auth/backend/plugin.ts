@@ -14,7 +14,10 @@
  * - **Down backend**: a query that fails or takes longer than `auth.<backend>.timeout`
  *   answers `ignore` (the chain goes on; at its end `allow_anonymous` and `acl_nomatch`
  *   decide), so a CONNECT never waits past the timeout. The alarm
- *   `<plugin>_unreachable` is raised at the first failure and cleared at the next answer.
+ *   `<plugin>_unreachable` is raised at the first failure and cleared only by a request that
+ *   the backend's server answered ({@link BackendRequest.answered}): a request the backend
+ *   decides without asking (no username, a placeholder without a value, a key set or claims
+ *   it already holds) says nothing about the server and leaves the alarm as it is.
  * - **Counts**: per plugin (`counts()`, logged at unload) beside the node's
  *   `client.auth.*` / `client.acl.*` metrics, which the broker and ACL service count.
  *
@@ -41,12 +44,27 @@ export interface BackendAuthResult {
   superuser?: boolean
 }
 
+/**
+ * One request of the framework to a backend: a CONNECT's authentication or one ACL check.
+ *
+ * Invariant: the backend calls {@link BackendRequest.answered} when, and only when, its
+ * server answered a query made for this request (a reply, rows, a document, an entry list,
+ * an HTTP status, a fetched key set), whatever the answer says. A request it decides from
+ * what it already knows (no username, a placeholder without a value, a cached key set, the
+ * token's own claims) never calls it. Only an answered request clears the plugin's
+ * `<plugin>_unreachable` alarm, so the alarm stays up for the whole outage.
+ */
+export interface BackendRequest {
+  /** Marks that the server answered a query of this request. */
+  answered: () => void
+}
+
 /** An open backend: the queries a plugin makes. Each may throw; the framework bounds and catches them. */
 export interface BackendClient {
   /** Authenticates a CONNECT; absent when the backend does no authentication (e.g. ACL only). */
-  authenticate?: (ctx: AuthContext) => Promise<BackendAuthResult>
+  authenticate?: (ctx: AuthContext, request: BackendRequest) => Promise<BackendAuthResult>
   /** Decides a publish (`ctx.access` 2) or subscribe (1) on `ctx.topic`; absent when the backend has no ACL query. */
-  checkAcl?: (ctx: AuthContext, action: AclAction) => Promise<BackendVerdict>
+  checkAcl?: (ctx: AuthContext, action: AclAction, request: BackendRequest) => Promise<BackendVerdict>
   /** Closes the pool or connections; pending queries may fail. */
   close: () => Promise<void>
 }
@@ -174,15 +192,21 @@ async function loadBackend (def: BackendDefinition, ctx: PluginContext): Promise
   const alarmId = `${def.name}_unreachable`
   let alarmed = false
 
-  /** Runs one query bounded by the timeout; a failure raises the alarm and answers `fallback`. */
-  async function bounded<T> (what: string, run: () => Promise<T>, fallback: T, clientId: string): Promise<T> {
+  /**
+   * Runs one request bounded by the timeout; a failure raises the alarm and answers
+   * `fallback`. The alarm is cleared only when the request completed in time and the
+   * server answered it (a late answer is dropped: it clears nothing either).
+   */
+  async function bounded<T> (what: string, run: (request: BackendRequest) => Promise<T>, fallback: T, clientId: string): Promise<T> {
     let timer: NodeJS.Timeout | undefined
+    let answered = false
+    const request: BackendRequest = { answered: () => { answered = true } }
     try {
       const answer = await Promise.race([
-        run(),
+        run(request),
         new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new BackendTimeoutError(def.name, timeoutMs)), timeoutMs) })
       ])
-      if (alarmed) {
+      if (alarmed && answered) {
         alarmed = false
         node.services.alarms.deactivate(alarmId)
         logger.info(`${def.name}: the backend answers again`)
@@ -208,7 +232,7 @@ async function loadBackend (def: BackendDefinition, ctx: PluginContext): Promise
       name: def.name,
       priority,
       authenticate: async (info): Promise<AuthResult> => {
-        const result = await bounded('authentication', async () => await authenticate(authContextOf(info)), { verdict: 'ignore' } as BackendAuthResult, info.clientId)
+        const result = await bounded('authentication', async (request) => await authenticate(authContextOf(info), request), { verdict: 'ignore' } as BackendAuthResult, info.clientId)
         counts[`auth.${result.verdict}`]++
         if (result.verdict !== 'ignore') logger.debug({ clientId: info.clientId, username: info.username, verdict: result.verdict, superuser: result.superuser === true }, 'auth decision')
         return { verdict: result.verdict, superuser: result.verdict === 'allow' && result.superuser === true }
@@ -224,7 +248,7 @@ async function loadBackend (def: BackendDefinition, ctx: PluginContext): Promise
       priority,
       check: async (who, action, topic): Promise<AclVerdict> => {
         if (skipDollar && skipsBackendAcl(who.username)) return 'ignore'
-        const verdict = await bounded('ACL query', async () => await checkAcl(aclContextOf(who, action, topic), action), 'ignore' as BackendVerdict, who.clientId)
+        const verdict = await bounded('ACL query', async (request) => await checkAcl(aclContextOf(who, action, topic), action, request), 'ignore' as BackendVerdict, who.clientId)
         counts[`acl.${verdict}`]++
         return verdict
       }

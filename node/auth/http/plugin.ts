@@ -14,6 +14,9 @@
  * | acl_req | 200 `ignore` / other 200 / other status | ignore / allow / deny |
  * | acl_req | no answer (after 2 retries) | ignore, alarm |
  *
+ * The alarm is cleared by the next check the service answers in time (a 5xx to auth_req
+ * raises it instead); a check that got no answer never clears it.
+ *
  * Invariants (the pool): one undici `Agent` per loaded plugin, closed at unload; at most
  * `pool_size` connections per origin, each carrying up to `enable_pipelining` requests. It
  * connects lazily, so loading with the service down succeeds; a closed connection is
@@ -21,10 +24,10 @@
  * check's deadline, so no socket waits past `auth.http.timeout`.
  */
 import { Agent } from 'undici'
-import type { ConfigSchema } from '../../config/index.js'
+import { maskUrl, type ConfigSchema } from '../../config/index.js'
 import type { AclAction } from '../../acl/acl-matcher.js'
 import type { PluginDefinition } from '../../plugins/types.js'
-import { defineAuthBackend, type AuthContext, type BackendAuthResult, type BackendClient, type BackendOpenContext, type BackendVerdict } from '../backend/index.js'
+import { defineAuthBackend, type AuthContext, type BackendAuthResult, type BackendClient, type BackendOpenContext, type BackendRequest, type BackendVerdict } from '../backend/index.js'
 import { sslKeyOptions, type SslKeyRules } from '../backend/ssl-keys.js'
 import { compileHttpRequest, renderHttpRequest, type HttpRequestSpec } from './request.js'
 
@@ -41,7 +44,7 @@ function requestKeys (kind: keyof typeof REQUEST_DOCS, url: string, params: stri
   const what = REQUEST_DOCS[kind]
   return {
     [`auth.http.${kind}.url`]: {
-      type: 'string', default: url, allowEmpty: true, live: false,
+      type: 'string', default: url, allowEmpty: true, live: false, secretParts: 'url',
       doc: `URL of the ${what} request (http:// or https://); empty turns the ${what} request off.`
     },
     [`auth.http.${kind}.method`]: {
@@ -49,11 +52,11 @@ function requestKeys (kind: keyof typeof REQUEST_DOCS, url: string, params: stri
       doc: 'get sends the params as the query string; post sends them in the body, as JSON or a form by the content-type header.'
     },
     [`auth.http.${kind}.headers.<name>`]: {
-      type: 'string', live: false,
+      type: 'string', live: false, secretParts: 'header',
       doc: 'A request header: <name> is the header name (content_type is content-type); content-type application/json or application/x-www-form-urlencoded (the default) picks the POST body format.'
     },
     [`auth.http.${kind}.params`]: {
-      type: 'string', default: params, allowEmpty: true, live: false,
+      type: 'string', default: params, allowEmpty: true, live: false, secretParts: 'pairs',
       doc: 'name=value pairs, comma-separated; values may hold the placeholders %u %c %a %r %P %p %C %d' + (kind === 'acl_req' ? ' %A %t %m' : '') + '.'
     }
   }
@@ -106,7 +109,8 @@ export const AUTH_HTTP_CONFIG_SCHEMA: ConfigSchema = {
 class HttpServiceError extends Error {
   readonly code = 'STARLING_AUTH_HTTP_STATUS'
   constructor (url: URL, status: number) {
-    super(`${url.href} answered HTTP ${status}`)
+    // the message reaches the log and the alarm's details: no credential of the URL in it
+    super(`${maskUrl(url.href)} answered HTTP ${status}`)
     this.name = 'HttpServiceError'
   }
 }
@@ -150,12 +154,17 @@ function openHttp (ctx: BackendOpenContext): BackendClient {
     }
   })
 
-  /** Sends `spec` for `client`, retrying a request that got no answer; the status and (for 200) the body. */
-  async function send (spec: HttpRequestSpec, client: AuthContext, signal: AbortSignal): Promise<HttpAnswer> {
+  /**
+   * Sends `spec` for `client`, retrying a request that got no answer; the status and (for
+   * 200) the body. Any status marks `check` answered: the service was heard from (a 5xx
+   * still raises the alarm, as the check then throws).
+   */
+  async function send (spec: HttpRequestSpec, client: AuthContext, signal: AbortSignal, check: BackendRequest): Promise<HttpAnswer> {
     const request = renderHttpRequest(spec, client)
     for (let attempt = 0; ; attempt++) {
       try {
         const res = await agent.request({ ...request, signal, idempotent: true, blocking: false })
+        check.answered()
         if (res.statusCode !== 200) {
           await res.body.dump()
           return { status: res.statusCode, body: '' }
@@ -163,7 +172,7 @@ function openHttp (ctx: BackendOpenContext): BackendClient {
         return { status: 200, body: await readBody(res.body) }
       } catch (err) {
         if (attempt >= HTTP_RETRIES || !retriable(err, signal)) throw err
-        logger.debug({ err, url: spec.url.href, attempt: attempt + 1 }, 'svc_auth_http: no answer; retrying')
+        logger.debug({ err, url: maskUrl(spec.url.href), attempt: attempt + 1 }, 'svc_auth_http: no answer; retrying')
       }
     }
   }
@@ -172,12 +181,12 @@ function openHttp (ctx: BackendOpenContext): BackendClient {
     async close () { await agent.close() }
   }
   if (auth !== undefined) {
-    client.authenticate = async (who: AuthContext): Promise<BackendAuthResult> => {
+    client.authenticate = async (who: AuthContext, check: BackendRequest): Promise<BackendAuthResult> => {
       const signal = AbortSignal.timeout(timeoutMs)
-      const answer = await send(auth, who, signal)
+      const answer = await send(auth, who, signal, check)
       if (answer.status === 200) {
         if (answer.body.trim() === 'ignore') return { verdict: 'ignore' }
-        return { verdict: 'allow', superuser: superuser === undefined ? false : await isSuperuser(superuser, who, signal) }
+        return { verdict: 'allow', superuser: superuser === undefined ? false : await isSuperuser(superuser, who, signal, check) }
       }
       if (answer.status >= 500) throw new HttpServiceError(auth.url, answer.status)
       logger.info({ clientId: who.clientId, username: who.username, status: answer.status }, 'svc_auth_http: the service refused the client')
@@ -185,9 +194,9 @@ function openHttp (ctx: BackendOpenContext): BackendClient {
     }
   }
 
-  async function isSuperuser (spec: HttpRequestSpec, who: AuthContext, signal: AbortSignal): Promise<boolean> {
+  async function isSuperuser (spec: HttpRequestSpec, who: AuthContext, signal: AbortSignal, check: BackendRequest): Promise<boolean> {
     try {
-      return (await send(spec, who, signal)).status === 200
+      return (await send(spec, who, signal, check)).status === 200
     } catch (err) {
       logger.warn({ err, clientId: who.clientId }, 'svc_auth_http: the superuser request failed; not a superuser')
       return false
@@ -195,8 +204,8 @@ function openHttp (ctx: BackendOpenContext): BackendClient {
   }
 
   if (acl !== undefined) {
-    client.checkAcl = async (who: AuthContext, _action: AclAction): Promise<BackendVerdict> => {
-      const answer = await send(acl, who, AbortSignal.timeout(timeoutMs))
+    client.checkAcl = async (who: AuthContext, _action: AclAction, check: BackendRequest): Promise<BackendVerdict> => {
+      const answer = await send(acl, who, AbortSignal.timeout(timeoutMs), check)
       if (answer.status !== 200) return 'deny'
       return answer.body.trim() === 'ignore' ? 'ignore' : 'allow'
     }

@@ -13,7 +13,7 @@
  *   is `application/json`, else as `application/x-www-form-urlencoded` (EMQ X's shipped
  *   header; EMQ X 4.4 crashed the request when the header was missing).
  */
-import { ConfigError } from '../../config/index.js'
+import { ConfigError, maskUrl } from '../../config/index.js'
 import { parseTemplate, renderString, type AuthContext, type Template } from '../backend/index.js'
 
 /** The three requests EMQ X 4.4 has. */
@@ -54,10 +54,10 @@ export function compileHttpRequest (config: Record<string, any>, kind: HttpReque
   try {
     url = new URL(urlText)
   } catch {
-    throw ConfigError.badValue(`${prefix}.url`, urlText, 'an http:// or https:// URL such as http://127.0.0.1:80/mqtt/auth', 'plugin config')
+    throw ConfigError.badValue(`${prefix}.url`, maskUrl(urlText), 'an http:// or https:// URL such as http://127.0.0.1:80/mqtt/auth', 'plugin config')
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw ConfigError.badValue(`${prefix}.url`, urlText, 'an http:// or https:// URL such as http://127.0.0.1:80/mqtt/auth', 'plugin config')
+    throw ConfigError.badValue(`${prefix}.url`, maskUrl(urlText), 'an http:// or https:// URL such as http://127.0.0.1:80/mqtt/auth', 'plugin config')
   }
   const method = (config[`${prefix}.method`] ?? 'post') === 'get' ? 'GET' : 'POST'
   const headers: Record<string, string> = {}

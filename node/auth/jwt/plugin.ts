@@ -11,19 +11,22 @@
  * | a token whose signature no key verifies, expired (`exp`), not yet valid (`nbf`), issued in the future (`iat`) | deny |
  * | a verified token failing `verify_claims` | deny |
  * | a verified token | allow (its claims kept for the client's ACL checks) |
- * | the JWKS cannot be fetched | ignore, alarm `svc_auth_jwt_unreachable` |
+ * | the JWKS cannot be fetched | ignore, alarm `svc_auth_jwt_unreachable` (cleared only by a later fetch that succeeds) |
  *
  * Which keys: a token with a `kid` header is checked against the JWKS (when one is set);
  * one without, against the secret and the public key (and the JWKS when neither is set).
  */
 import { createPublicKey, type KeyObject } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose'
-import { ConfigError, type ConfigSchema } from '../../config/index.js'
+import {
+  createRemoteJWKSet, decodeProtectedHeader, jwksCache, jwtVerify, type ExportedJWKSCache, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey
+} from 'jose'
+import { ConfigError, maskUrl, type ConfigSchema } from '../../config/index.js'
 import type { AclAction } from '../../acl/acl-matcher.js'
 import type { PluginDefinition, PluginInstance } from '../../plugins/types.js'
 import {
-  decideJwtAcl, defineAuthBackend, type AuthContext, type BackendAuthResult, type BackendClient, type BackendOpenContext, type BackendVerdict
+  decideJwtAcl, defineAuthBackend, type AuthContext, type BackendAuthResult, type BackendClient, type BackendOpenContext, type BackendRequest,
+  type BackendVerdict
 } from '../backend/index.js'
 import { JwtClaimsStore } from './claims-store.js'
 
@@ -41,7 +44,7 @@ export const AUTH_JWT_CONFIG_SCHEMA: ConfigSchema = {
     doc: 'PEM file of an RSA or EC public key (or a certificate) for RS*, PS* and ES* tokens; empty: none.'
   },
   'auth.jwt.jwks': {
-    type: 'string', default: '', allowEmpty: true, live: false,
+    type: 'string', default: '', allowEmpty: true, live: false, secretParts: 'url',
     doc: 'URL of a JSON Web Key Set for tokens with a kid header; empty: none.'
   },
   'auth.jwt.jwks.refresh_interval': {
@@ -72,6 +75,23 @@ const INVALID_TOKEN = new Set([
   'ERR_JWT_INVALID', 'ERR_JOSE_ALG_NOT_ALLOWED', 'ERR_JOSE_NOT_SUPPORTED', 'ERR_JWKS_MULTIPLE_MATCHING_KEYS'
 ])
 
+/**
+ * jose's JWKS cache object (its `jwksCache` option), which jose writes after each key set it
+ * fetched, parsed and applied: counting the writes tells a check whether the JWKS server
+ * answered, as against a token verified with keys already held (the cache, the secret).
+ */
+class JwksFetches {
+  /** Key sets fetched and applied since load. */
+  count = 0
+  jwks: JSONWebKeySet | undefined
+  private at: number | undefined
+  get uat (): number | undefined { return this.at }
+  set uat (at: number | undefined) {
+    this.at = at
+    this.count++
+  }
+}
+
 /** What verifying a token found. */
 type Checked = { verdict: 'ignore' | 'deny' } | { verdict: 'allow', claims: JWTPayload }
 
@@ -97,19 +117,24 @@ function openJwt (ctx: BackendOpenContext, store: JwtClaimsStore): BackendClient
     }
   }
   let remote: JWTVerifyGetKey | undefined
+  const fetches = new JwksFetches()
+  /** `fetches.count` when a check last reported the JWKS server as answered. */
+  let reportedFetches = 0
   if (jwksUrl !== '') {
     let url: URL
     try {
       url = new URL(jwksUrl)
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http(s)')
     } catch {
-      throw ConfigError.badValue('auth.jwt.jwks', jwksUrl, 'an http:// or https:// URL of a JSON Web Key Set', 'plugin config')
+      throw ConfigError.badValue('auth.jwt.jwks', maskUrl(jwksUrl), 'an http:// or https:// URL of a JSON Web Key Set', 'plugin config')
     }
     const refreshMs: number = config['auth.jwt.jwks.refresh_interval']
     remote = createRemoteJWKSet(url, {
       cacheMaxAge: refreshMs,
       cooldownDuration: Math.min(30_000, refreshMs),
-      timeoutDuration: config['auth.jwt.timeout'] ?? 5000
+      timeoutDuration: config['auth.jwt.timeout'] ?? 5000,
+      // jose reads `uat` and `jwks` once here and writes both after each fetch it applies
+      [jwksCache]: fetches as unknown as ExportedJWKSCache
     })
   }
   if (staticKeys.length === 0 && remote === undefined) {
@@ -163,13 +188,19 @@ function openJwt (ctx: BackendOpenContext, store: JwtClaimsStore): BackendClient
   }
 
   return {
-    async authenticate (who: AuthContext): Promise<BackendAuthResult> {
+    async authenticate (who: AuthContext, request: BackendRequest): Promise<BackendAuthResult> {
       const field = from === 'username' ? who.username : typeof who.password === 'string' ? who.password : who.password?.toString('utf8')
       if (field === undefined || field === '') {
         store.drop(who.clientId)
         return { verdict: 'ignore' }
       }
       const checked = await check(field)
+      // the JWKS server answered since the last check said so (this check's fetch, or one a
+      // timed-out check left running); a token verified with keys held says nothing of it
+      if (fetches.count !== reportedFetches) {
+        reportedFetches = fetches.count
+        request.answered()
+      }
       if (checked.verdict === 'allow' && !claimsMatch(checked.claims, who)) {
         logger.info({ clientId: who.clientId, username: who.username }, 'svc_auth_jwt: the token\'s claims do not match verify_claims')
         store.drop(who.clientId)

@@ -104,11 +104,12 @@ function openLdap ({ config, resolvePath, logger }: BackendOpenContext): Backend
   logger.info({ servers, ssl, filter: query.filterSource, bindAsUser }, 'svc_auth_ldap: searching the directory')
 
   return {
-    authenticate: async (ctx) => {
-      // EMQ X looked up every CONNECT; without a username there is no entry to find
+    authenticate: async (ctx, request) => {
+      // EMQ X looked up every CONNECT; without a username there is no entry to find (and the directory is not asked)
       if (ctx.username === undefined || ctx.username === '') return { verdict: 'ignore' }
       const attributes = ['isEnabled', ...(bindAsUser ? [] : [passwordAttr]), ...(superAttr !== '' ? [superAttr] : [])]
       const entries = await pool.search(query.baseDn(ctx), { scope: 'sub', filter: query.filter(ctx), attributes })
+      request.answered()
       if (entries.length === 0) return { verdict: 'ignore' }
       if (entries.length > 1) {
         logger.warn({ username: ctx.username, dns: entries.map((e) => e.dn) }, 'svc_auth_ldap: several entries match the client; refusing it')
@@ -130,10 +131,11 @@ function openLdap ({ config, resolvePath, logger }: BackendOpenContext): Backend
       const superuser = superAttr !== '' && text(values(entry, superAttr)[0])?.toUpperCase() === 'TRUE'
       return { verdict: 'allow', superuser }
     },
-    checkAcl: async (ctx, action) => {
+    checkAcl: async (ctx, action, request) => {
       if (ctx.username === undefined || ctx.username === '') return 'ignore'
       const attr = action === 'publish' ? 'mqttPublishTopic' : 'mqttSubscriptionTopic'
       const entries = await pool.search(query.baseDn(ctx), { scope: 'sub', filter: query.filter(ctx), attributes: [attr, 'mqttPubSubTopic'] })
+      request.answered()
       if (entries.length !== 1) return 'ignore'
       const list = (name: string): string[] => values(entries[0], name).map((v) => text(v) as string)
       const claims = { acl: { all: list('mqttPubSubTopic'), [action === 'publish' ? 'pub' : 'sub']: list(attr) } }

@@ -202,11 +202,13 @@ export function openMongoBackend (client: MongoClient, config: Record<string, an
   }
 
   const backend: BackendClient = {
-    authenticate: async (ctx) => {
+    authenticate: async (ctx, request) => {
+      // nothing asked (no username for %u ...): MongoDB was not heard from
       if (missingPlaceholders(q.auth, ctx).length > 0) return { verdict: 'ignore' }
       const projection: Record<string, 1> = { [q.passwordField]: 1 }
       if (q.saltField !== undefined) projection[q.saltField] = 1
       const doc = await users.findOne(renderSelector(q.auth, ctx), { projection, maxTimeMS })
+      request.answered()
       const stored = fieldText(doc?.[q.passwordField])
       if (doc === null || stored === undefined) return { verdict: 'ignore' }
       const salt = q.saltField === undefined ? undefined : fieldText(doc[q.saltField])
@@ -217,11 +219,12 @@ export function openMongoBackend (client: MongoClient, config: Record<string, an
     close: async () => await client.close()
   }
   if (q.acl.length > 0) {
-    backend.checkAcl = async (ctx, action) => {
+    backend.checkAcl = async (ctx, action, request) => {
       const filters = q.acl.filter((s) => missingPlaceholders(s, ctx).length === 0).map((s) => renderSelector(s, ctx))
       if (filters.length === 0) return 'ignore'
       const filter = filters.length === 1 ? filters[0] : { $or: filters }
       const docs = await acls.find(filter, { projection: { publish: 1, subscribe: 1, pubsub: 1 }, maxTimeMS, limit: 1000 }).toArray()
+      request.answered()
       return decideMongoAcl(docs, ctx, action, ctx.topic ?? '')
     }
   }

@@ -100,9 +100,11 @@ function replyText (value: unknown): string | undefined {
 export function openRedisBackend (pool: RedisPool, config: Record<string, any>, logger?: BackendOpenContext['logger']): BackendClient {
   const q = compileRedisQueries(config)
   const client: BackendClient = {
-    authenticate: async (ctx) => {
+    authenticate: async (ctx, request) => {
+      // nothing asked (no username for %u ...): Redis was not heard from
       if (missingPlaceholders(q.auth, ctx).length > 0) return { verdict: 'ignore' }
       const reply = await pool.call(renderRedisCommand(q.auth, ctx))
+      request.answered()
       const [stored, salt] = Array.isArray(reply) ? reply.map(replyText) : [replyText(reply)]
       if (stored === undefined) return { verdict: 'ignore' }
       const given = ctx.password === undefined ? undefined : Buffer.isBuffer(ctx.password) ? ctx.password : Buffer.from(ctx.password, 'utf8')
@@ -123,9 +125,10 @@ export function openRedisBackend (pool: RedisPool, config: Record<string, any>, 
   }
   if (q.acl !== undefined) {
     const acl = q.acl
-    client.checkAcl = async (ctx, action) => {
+    client.checkAcl = async (ctx, action, request) => {
       if (missingPlaceholders(acl, ctx).length > 0) return 'ignore'
       const reply = await pool.call(renderRedisCommand(acl, ctx))
+      request.answered()
       if (reply === null || reply === undefined) return 'ignore'
       if (typeof reply !== 'object') throw new Error(`acl_cmd returned ${typeof reply}, not a hash`)
       return decideRedisAcl(reply as RedisAclHash, { clientId: ctx.clientId, username: ctx.username, peerhost: ctx.peerhost }, action, ctx.topic ?? '', 'deny')

@@ -20,7 +20,7 @@
  */
 import {
   AclRowError, compileSqlTemplate, decideAclRows, parsePasswordHash, parseSuperuser, renderSql,
-  type AclRow, type AuthContext, type BackendClient, type BackendOpenContext, type BackendVerdict,
+  type AclRow, type AuthContext, type BackendClient, type BackendOpenContext, type BackendRequest, type BackendVerdict,
   type SqlDialect, type SqlTemplate
 } from '../backend/index.js'
 import type { ConfigSchema } from '../../config/index.js'
@@ -109,15 +109,18 @@ export function openSqlBackend (ctx: BackendOpenContext, prefix: string, dialect
   const authQuery = compile('auth_query')
   const superQuery = compile('super_query')
   const aclQuery = compile('acl_query')
-  const run = async (template: SqlTemplate, ctx: AuthContext): Promise<SqlRow[]> => {
+  /** Runs `template` for `ctx`; the rows mark `request` answered (a missing value is bound as NULL: still a query). */
+  const run = async (template: SqlTemplate, ctx: AuthContext, request: BackendRequest): Promise<SqlRow[]> => {
     const q = renderSql(template, ctx)
-    return await pool.query(q.text, q.values)
+    const rows = await pool.query(q.text, q.values)
+    request.answered()
+    return rows
   }
 
-  const isSuperuser = async (auth: AuthContext): Promise<boolean> => {
+  const isSuperuser = async (auth: AuthContext, request: BackendRequest): Promise<boolean> => {
     if (superQuery === undefined) return false
     try {
-      const rows = await run(superQuery, auth)
+      const rows = await run(superQuery, auth, request)
       return rows.length > 0 && parseSuperuser(Object.values(rows[0])[0])
     } catch (err) {
       ctx.logger.warn({ err, clientId: auth.clientId }, `${prefix}.super_query failed: not a superuser`)
@@ -128,20 +131,20 @@ export function openSqlBackend (ctx: BackendOpenContext, prefix: string, dialect
   return {
     authenticate: authQuery === undefined
       ? undefined
-      : async (auth) => {
-        const rows = await run(authQuery, auth)
+      : async (auth, request) => {
+        const rows = await run(authQuery, auth, request)
         if (rows.length === 0) return { verdict: 'ignore' }
         const row = rows[0]
         const stored = textOf(row.password)
         const salt = 'salt' in row ? textOf(row.salt) : undefined
         const given = typeof auth.password === 'string' ? Buffer.from(auth.password, 'utf8') : auth.password
         if (stored === undefined || !await checker.checkAsync(stored, salt, given)) return { verdict: 'deny' }
-        return { verdict: 'allow', superuser: await isSuperuser(auth) }
+        return { verdict: 'allow', superuser: await isSuperuser(auth, request) }
       },
     checkAcl: aclQuery === undefined
       ? undefined
-      : async (auth, action): Promise<BackendVerdict> => {
-        const rows = await run(aclQuery, auth) as unknown as AclRow[]
+      : async (auth, action, request): Promise<BackendVerdict> => {
+        const rows = await run(aclQuery, auth, request) as unknown as AclRow[]
         try {
           // EMQ X 4.4 built its rule list reversed: the last row returned is matched first
           return decideAclRows([...rows].reverse(), { clientId: auth.clientId, username: auth.username, peerhost: auth.peerhost }, action, auth.topic ?? '')

@@ -16,6 +16,12 @@ const defaults = (overrides: Record<string, string> = {}): Record<string, any> =
   ({ ...loadPluginConfig(file, svcAuthMongo.configSchema, { env: {}, overrides }) })
 const ctx = { clientId: 'c1', username: 'alice', password: 'pw', peerhost: '127.0.0.1' }
 
+/** A request of the framework that records whether the backend says MongoDB answered it. */
+function request (): { answered: () => void, heard: boolean } {
+  const r = { heard: false, answered: () => { r.heard = true } }
+  return r
+}
+
 /** A fake MongoClient: collections answer findOne/find from `docs`, recording each filter. */
 function fakeClient (docs: Record<string, any[]>): { client: any, filters: Array<[string, any]> } {
   const filters: Array<[string, any]> = []
@@ -91,19 +97,30 @@ describe('queries over a fake client', () => {
       mqtt_acl: [{ username: '$all', publish: ['pub/all'] }]
     })
     const b = openMongoBackend(client, defaults({ 'auth.mongo.acl_query.selector.2': 'username=$all' }))
-    expect(await b.authenticate!(ctx)).toEqual({ verdict: 'allow', superuser: true })
-    expect(await b.authenticate!({ ...ctx, password: 'no' })).toEqual({ verdict: 'deny' })
-    expect(await b.authenticate!({ ...ctx, username: 'bob' })).toEqual({ verdict: 'ignore' })
-    expect(await b.authenticate!({ ...ctx, username: undefined })).toEqual({ verdict: 'ignore' })
-    expect(await b.checkAcl!({ ...ctx, topic: 'pub/all', access: 2 }, 'publish')).toBe('allow')
-    expect(await b.checkAcl!({ ...ctx, topic: 'other', access: 2 }, 'publish')).toBe('deny')
+    expect(await b.authenticate!(ctx, request())).toEqual({ verdict: 'allow', superuser: true })
+    expect(await b.authenticate!({ ...ctx, password: 'no' }, request())).toEqual({ verdict: 'deny' })
+    expect(await b.authenticate!({ ...ctx, username: 'bob' }, request())).toEqual({ verdict: 'ignore' })
+    expect(await b.authenticate!({ ...ctx, username: undefined }, request())).toEqual({ verdict: 'ignore' })
+    expect(await b.checkAcl!({ ...ctx, topic: 'pub/all', access: 2 }, 'publish', request())).toBe('allow')
+    expect(await b.checkAcl!({ ...ctx, topic: 'other', access: 2 }, 'publish', request())).toBe('deny')
     expect(filters.at(-1)).toEqual(['mqtt_acl', { $or: [{ username: 'alice' }, { username: '$all' }] }])
+  })
+
+  it('says MongoDB answered only when a query was made (no username: nothing asked, nothing heard)', async () => {
+    const { client } = fakeClient({ mqtt_user: [] })
+    const b = openMongoBackend(client, defaults())
+    const asked = request()
+    expect(await b.authenticate!({ ...ctx, username: 'bob' }, asked)).toEqual({ verdict: 'ignore' })
+    expect(asked.heard).toBe(true)
+    const anonymous = request()
+    expect(await b.authenticate!({ ...ctx, username: undefined }, anonymous)).toEqual({ verdict: 'ignore' })
+    expect(anonymous.heard).toBe(false)
   })
 
   it('reads the salt field with password_field = password,salt', async () => {
     const salted = computePasswordHash(parsePasswordHash('salt,sha256', 'k').spec, Buffer.from('pw'), 'NaCl')!
     const { client } = fakeClient({ mqtt_user: [{ username: 'alice', password: salted, salt: 'NaCl' }] })
     const b = openMongoBackend(client, defaults({ 'auth.mongo.auth_query.password_hash': 'salt,sha256', 'auth.mongo.auth_query.password_field': 'password,salt' }))
-    expect(await b.authenticate!(ctx)).toEqual({ verdict: 'allow', superuser: false })
+    expect(await b.authenticate!(ctx, request())).toEqual({ verdict: 'allow', superuser: false })
   })
 })

@@ -15,6 +15,12 @@ const file = join(etc, 'svc_auth_redis.conf')
 const defaults = (): Record<string, any> => ({ ...loadPluginConfig(file, svcAuthRedis.configSchema, { env: {} }) })
 const resolvePath = (p: string): string => p
 
+/** A request of the framework that records whether the backend says Redis answered it. */
+function request (): { answered: () => void, heard: boolean } {
+  const r = { heard: false, answered: () => { r.heard = true } }
+  return r
+}
+
 /** A pool that records each argv and answers from `replies` (keyed by the argv joined with |). */
 function fakePool (replies: Record<string, unknown>): RedisPool & { calls: string[][] } {
   const calls: string[][] = []
@@ -85,16 +91,35 @@ describe('queries over a fake pool', () => {
   it('authenticates with HMGET argv and reads the superuser flag', async () => {
     const pool = fakePool({ 'HMGET|mqtt_user:alice|password': ['pw', null], 'HGET|mqtt_user:alice|is_superuser': '1' })
     const b = openRedisBackend(pool, defaults())
-    expect(await b.authenticate!(ctx)).toEqual({ verdict: 'allow', superuser: true })
-    expect(await b.authenticate!({ ...ctx, password: 'bad' })).toEqual({ verdict: 'deny' })
-    expect(await b.authenticate!({ ...ctx, username: 'bob' })).toEqual({ verdict: 'ignore' })
-    expect(await b.authenticate!({ ...ctx, username: undefined })).toEqual({ verdict: 'ignore' })
+    expect(await b.authenticate!(ctx, request())).toEqual({ verdict: 'allow', superuser: true })
+    expect(await b.authenticate!({ ...ctx, password: 'bad' }, request())).toEqual({ verdict: 'deny' })
+    expect(await b.authenticate!({ ...ctx, username: 'bob' }, request())).toEqual({ verdict: 'ignore' })
+    expect(await b.authenticate!({ ...ctx, username: undefined }, request())).toEqual({ verdict: 'ignore' })
+  })
+
+  it('says Redis answered only when a command got a reply (no username: nothing asked, nothing heard)', async () => {
+    const pool = fakePool({ 'HMGET|mqtt_user:alice|password': ['pw', null] })
+    const b = openRedisBackend(pool, defaults())
+    const asked = request()
+    await b.authenticate!({ ...ctx, username: 'bob' }, asked)
+    expect(asked.heard).toBe(true) // a nil reply is an answer
+    const anonymous = request()
+    await b.authenticate!({ ...ctx, username: undefined }, anonymous)
+    expect(anonymous.heard).toBe(false)
+    const aclAnonymous = request()
+    expect(await b.checkAcl!({ ...ctx, username: undefined, access: 2, topic: 't' }, 'publish', aclAnonymous)).toBe('ignore')
+    expect(aclAnonymous.heard).toBe(false)
+    expect(pool.calls).toEqual([['HMGET', 'mqtt_user:bob', 'password']])
+    const failing = openRedisBackend({ ...pool, call: async () => { throw new Error('connection refused') } }, defaults())
+    const refused = request()
+    await expect(failing.authenticate!(ctx, refused)).rejects.toThrow(/refused/)
+    expect(refused.heard).toBe(false)
   })
 
   it('keeps a username with spaces in one argument', async () => {
     const pool = fakePool({})
     const b = openRedisBackend(pool, defaults())
-    await b.authenticate!({ ...ctx, username: 'x password salt' })
+    await b.authenticate!({ ...ctx, username: 'x password salt' }, request())
     expect(pool.calls[0]).toEqual(['HMGET', 'mqtt_user:x password salt', 'password'])
   })
 
@@ -102,7 +127,7 @@ describe('queries over a fake pool', () => {
     const pool = fakePool({ 'HMGET|mqtt_user:alice|password|salt': ['5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8'.replace(/./g, 'x'), 'NaCl'] })
     const b = openRedisBackend(pool, { ...defaults(), 'auth.redis.password_hash': 'salt,sha256' })
     expect(DEFAULT_SALTED_AUTH_CMD).toBe('HMGET mqtt_user:%u password salt')
-    expect((await b.authenticate!(ctx)).verdict).toBe('deny')
+    expect((await b.authenticate!(ctx, request())).verdict).toBe('deny')
     expect(pool.calls[0]).toEqual(['HMGET', 'mqtt_user:alice', 'password', 'salt'])
   })
 
@@ -110,11 +135,11 @@ describe('queries over a fake pool', () => {
     const pool = fakePool({ 'HGETALL|mqtt_acl:alice': ['t/%u/#', '3', 'pub/only', '2'] })
     const b = openRedisBackend(pool, defaults())
     const acl = { ...ctx, access: 2 as const }
-    expect(await b.checkAcl!({ ...acl, topic: 't/alice/x' }, 'publish')).toBe('allow')
-    expect(await b.checkAcl!({ ...acl, topic: 'pub/only' }, 'subscribe')).toBe('deny')
-    expect(await b.checkAcl!({ ...acl, topic: 'pub/only' }, 'publish')).toBe('allow')
-    expect(await b.checkAcl!({ ...acl, topic: 'other' }, 'publish')).toBe('deny')
-    expect(await b.checkAcl!({ ...acl, username: 'bob', topic: 'other' }, 'publish')).toBe('ignore')
+    expect(await b.checkAcl!({ ...acl, topic: 't/alice/x' }, 'publish', request())).toBe('allow')
+    expect(await b.checkAcl!({ ...acl, topic: 'pub/only' }, 'subscribe', request())).toBe('deny')
+    expect(await b.checkAcl!({ ...acl, topic: 'pub/only' }, 'publish', request())).toBe('allow')
+    expect(await b.checkAcl!({ ...acl, topic: 'other' }, 'publish', request())).toBe('deny')
+    expect(await b.checkAcl!({ ...acl, username: 'bob', topic: 'other' }, 'publish', request())).toBe('ignore')
   })
 
   it('turns super_cmd and acl_cmd off when empty, and refuses a bad password_hash', () => {
