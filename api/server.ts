@@ -2,12 +2,14 @@ import http from 'node:http'
 import https from 'node:https'
 import { readFileSync } from 'node:fs'
 import type { AddressInfo, Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import express, { type NextFunction, type Request, type Response } from 'express'
 import passport from 'passport'
 import { BasicStrategy } from 'passport-http'
 import type { Logger } from '../node/logger.js'
 import type { RuleOpsComponents } from '../rules/rule-ops.js'
-import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, toApiError, type ApiError } from '../node/errors.js'
+import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, WrongTypeError, toApiError, type ApiError } from '../node/errors.js'
+import { checkJsonDepth } from '../node/json-depth.js'
 import { ListenError } from '../node/listen-error.js'
 import { fullPath, type ApiNode, type ApiResult, type RouteDef } from './route-table.js'
 import { bodyValidator } from './validate.js'
@@ -98,11 +100,39 @@ export function createApiApp (components: ApiServerComponents, routes: RouteDef[
     if (err?.type === 'entity.too.large') {
       return answerError(res, new BodyTooLargeError(MAX_BODY_BYTES))
     }
-    const e = toApiError(err)
+    const e = requestError(err) ?? toApiError(err)
     if (e.status >= 500) logger.warn({ err }, 'management API error')
     answerError(res, e)
   })
   return app
+}
+
+/**
+ * The request's own fault found by Express before a handler ran, as the catalogue's kind: a
+ * path parameter that is not valid percent-encoding (`/sessions/%ZZ`: the router's URIError
+ * with status 400) is 108; a body that cannot be read (body-parser: a Content-Encoding it
+ * does not know, a gzip or deflate body that does not inflate, an aborted or mis-sized body)
+ * is 109. Both were answered 500 (code 102) before (found by bench/fuzz/api-door.ts).
+ */
+function requestError (err: any): ApiError | null {
+  const status = Number(err?.status ?? err?.statusCode)
+  if (!(status >= 400 && status < 500)) return null
+  if (err instanceof URIError) return new WrongTypeError(`a path parameter is not valid percent-encoding (${String(err.message)})`)
+  if (typeof err?.type === 'string' || err?.expose === true) return new NotJsonError(`request body cannot be read: ${String(err.message)}`)
+  return null
+}
+
+/**
+ * A request Node's HTTP parser refuses before Express sees it (a request line and headers
+ * over its 16 KiB, a malformed request line or header) is answered with the error envelope
+ * too, code 102 (431 or 400), where Node answered a bare 431/400 without a body (found by
+ * bench/fuzz/api-door.ts); the connection then closes, as Node's own answer closes it.
+ */
+function answerClientError (err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
+  const body = JSON.stringify({ code: 102, message: tooLarge ? 'request line and headers larger than 16384 bytes' : `malformed HTTP request (${String(err.code ?? err.message)})` })
+  socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
 }
 
 /** The one way an error is answered: its catalogue status with `{code, message}`. */
@@ -122,18 +152,21 @@ export function envelope (result: ApiResult): Record<string, unknown> {
   return { code: 0, ...rest, meta: { ...rest.meta, failed } }
 }
 
-/** The request body as JSON (or undefined when empty); 109 when it is not JSON. */
+/** The request body as JSON (or undefined when empty); 109 when it is not JSON, JsonTooDeepError (102) when it nests too deeply. */
 function parseBody (req: Request, route: RouteDef): unknown {
   const raw = req.body
   if (!Buffer.isBuffer(raw) || raw.length === 0) {
     if (route.body !== undefined) throw new NotJsonError('request body is empty; send a JSON body with Content-Type: application/json')
     return undefined
   }
+  let body: unknown
   try {
-    return JSON.parse(raw.toString('utf8'))
+    body = JSON.parse(raw.toString('utf8'))
   } catch (err: any) {
     throw new NotJsonError(`request body is not JSON: ${err.message}`)
   }
+  // before anything (validation, handlers, the store, the answer) recurses into it
+  return checkJsonDepth(body, 'request body')
 }
 
 /** Starts the API on `management.listener.http` (and `management.listener.https` when set). */
@@ -157,6 +190,7 @@ export async function startApiServer (components: ApiServerComponents, routes: R
   }
   const listen = async (server: http.Server, host: string, port: number): Promise<number> => {
     server.on('connection', limit)
+    server.on('clientError', answerClientError)
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
       server.listen(port, host, () => { server.off('error', reject); resolve() })

@@ -40,6 +40,8 @@ export interface MessageEvent extends BaseEvent {
   /** Publisher, for deliver/acked/dropped. */
   from_client_id?: string
   from_username?: string
+  /** The publisher's IP address, for deliver (EMQ X 4's message `headers`). */
+  from_peerhost?: string
 }
 
 export interface DeliverEvent extends MessageEvent {

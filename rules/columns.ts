@@ -79,11 +79,18 @@ export function specColumns<K extends HookName> (hook: K, event: HookEventMap[K]
   return cols
 }
 
+/** The broker's in-flight limit (`mqtt.max_inflight`), for `receive_maximum`; 32 when not given. */
+export type MaxInflight = () => number
+
+const DEFAULT_MAX_INFLIGHT: MaxInflight = () => 32
+
 /**
- * The EMQ X 4 columns of `event`: one set per event, except subscribe and unsubscribe,
- * which give one set per topic filter (EMQ X 4 fired `session.subscribed` per filter).
+ * The EMQ X 4 columns of `event` (EMQ X 4.4 `emqx_rule_events` `eventmsg_*`): one set per
+ * event, except subscribe and unsubscribe, which give one set per topic filter (EMQ X 4 fired
+ * `session.subscribed` per filter). Every message event has `headers`: the publisher's
+ * `peerhost` and `username` (EMQ X's message headers, without its internal ones).
  */
-export function emqx4Columns<K extends HookName> (hook: K, event: HookEventMap[K]): Columns[] {
+export function emqx4Columns<K extends HookName> (hook: K, event: HookEventMap[K], maxInflight: MaxInflight = DEFAULT_MAX_INFLIGHT): Columns[] {
   const e = event as HookEventMap[HookName]
   const base: Columns = { event: EMQX4_EVENT_NAMES[hook], clientid: e.client_id, username: e.username ?? null, timestamp: e.timestamp, node: e.node }
   if (isMessage(hook)) {
@@ -96,10 +103,13 @@ export function emqx4Columns<K extends HookName> (hook: K, event: HookEventMap[K
     base.flags = m.flags
     base.pub_props = mqttProperties(m.pub_props)
     base.publish_received_at = m.publish_received_at
-    if (hook === 'message.publish') base.headers = { peerhost: m.peerhost, username: m.username ?? null }
     if (hook === 'message.deliver' || hook === 'message.acked') {
+      // peerhost, clientid and username are the receiver's; the headers are the publisher's
       base.from_clientid = m.from_client_id ?? null
       base.from_username = m.from_username ?? null
+      base.headers = { peerhost: m.from_peerhost ?? null, username: m.from_username ?? null }
+    } else {
+      base.headers = { peerhost: m.peerhost, username: m.username ?? null }
     }
     if (hook === 'message.acked') base.puback_props = {}
     if (hook === 'message.dropped') base.reason = (m as DroppedEvent).reason
@@ -115,6 +125,9 @@ export function emqx4Columns<K extends HookName> (hook: K, event: HookEventMap[K
       proto_ver: c.proto_ver,
       keepalive: c.keepalive,
       clean_start: c.clean_start,
+      // EMQ X: the client's Receive Maximum (the broker's in-flight limit when it sent none),
+      // at most that limit
+      receive_maximum: receiveMaximum(c.conn_props, maxInflight),
       expiry_interval: c.expiry_interval,
       is_bridge: c.is_bridge,
       conn_props: mqttProperties(c.conn_props),
@@ -124,12 +137,26 @@ export function emqx4Columns<K extends HookName> (hook: K, event: HookEventMap[K
   }
   if (hook === 'client.disconnected') {
     const d = e as DisconnectedEvent
-    Object.assign(base, { reason: d.reason, peername: d.peername, sockname: d.sockname, disconn_props: {}, disconnected_at: d.disconnected_at })
+    Object.assign(base, {
+      reason: d.reason,
+      peername: d.peername,
+      sockname: d.sockname,
+      proto_name: d.proto_name,
+      proto_ver: d.proto_ver,
+      disconn_props: {},
+      disconnected_at: d.disconnected_at
+    })
     return [base]
   }
   const s = e as SubscribeEvent
   const props = hook === 'client.subscribe' ? 'sub_props' : 'unsub_props'
   return s.topic_filters.map(f => ({ ...base, peerhost: s.peerhost, topic: f.topic, qos: f.qos, [props]: {} }))
+}
+
+function receiveMaximum (connProps: Record<string, unknown> | undefined, maxInflight: MaxInflight): number {
+  const limit = maxInflight()
+  const asked = connProps?.receiveMaximum
+  return typeof asked === 'number' && asked < limit ? asked : limit
 }
 
 /** mqtt-packet's camelCase property names as MQTT 5 names them (`Message-Expiry-Interval`). */

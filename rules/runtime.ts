@@ -92,8 +92,11 @@ const LOG_EVERY_MS = 10_000
 /** How many times one evaluation may wait for a function's answer (see {@link RuleRuntime.defer}). */
 const MAX_DEFERRALS = 4
 
-/** What the runtime uses of its node: the hooks bus it listens on, the MQTT core it republishes through. */
-export type RuleRuntimeComponents = Pick<StarlingNode, 'hooks' | 'broker'>
+/**
+ * What the runtime uses of its node: the hooks bus it listens on, the MQTT core it republishes
+ * through, and the configuration (`mqtt.max_inflight`, for EMQ X 4's `receive_maximum` column).
+ */
+export type RuleRuntimeComponents = Pick<StarlingNode, 'hooks' | 'broker'> & Partial<Pick<StarlingNode, 'config'>>
 
 /** What the runtime needs. */
 export interface RuntimeInit {
@@ -117,6 +120,12 @@ export class RuleRuntime {
   private scheduled = false
 
   constructor (private readonly init: RuntimeInit) {}
+
+  /** `mqtt.max_inflight` now (a live key), read only when a client.connected column set is built. */
+  private readonly maxInflight = (): number => {
+    const v = (this.init.node.config as Record<string, unknown> | undefined)?.['mqtt.max_inflight']
+    return typeof v === 'number' ? v : 32
+  }
 
   /** Whether the runtime listens (svc_rule_engine is loaded). */
   get started (): boolean {
@@ -217,7 +226,7 @@ export class RuleRuntime {
         this.evaluate(rule, spec ??= specColumns(hook, event), chain, payloads)
         continue
       }
-      emqx ??= emqx4Columns(hook, event)
+      emqx ??= emqx4Columns(hook, event, this.maxInflight)
       for (let j = 0; j < emqx.length; j++) {
         emqx[j].metadata = rule.metadata
         this.evaluate(rule, emqx[j], chain, payloads)

@@ -8,6 +8,13 @@
  */
 import { AclFileError } from './acl-error.js'
 
+/**
+ * At most this many tuples and lists inside one another (an ACL rule uses four). The parser
+ * recurses once per level: a term nested some thousands deep overflowed the stack and
+ * stopped the node at start-up with "Maximum call stack size exceeded" instead of a line.
+ */
+export const MAX_TERM_DEPTH = 100
+
 /** A parsed term with the 1-based line it starts on. */
 export type Term =
   | { kind: 'atom', value: string, line: number }
@@ -97,7 +104,7 @@ function describeToken (t: Token): string {
 /**
  * Parses `text` into its top-level terms (one per `.`-ended form). `source` names the file
  * in errors. Throws {@link AclFileError} (`source:line: expected ..., got ...`) on a syntax
- * error.
+ * error or a term nested deeper than {@link MAX_TERM_DEPTH}.
  */
 export function parseTerms (text: string, source: string): Term[] {
   const fail = (line: number, detail: string): never => { throw new AclFileError(source, line, detail) }
@@ -137,8 +144,10 @@ export function parseTerms (text: string, source: string): Term[] {
     return expected('a term')
   }
 
+  let depth = 0
   function sequence (open: '{' | '[', line: number): Term {
     const close = open === '{' ? '}' : ']'
+    if (++depth > MAX_TERM_DEPTH) fail(line, `tuples and lists nested more than ${MAX_TERM_DEPTH} levels deep; the limit is ${MAX_TERM_DEPTH}`)
     pos++
     const items: Term[] = []
     if (isPunct(close)) {
@@ -151,6 +160,7 @@ export function parseTerms (text: string, source: string): Term[] {
         expected(`',' or '${close}'`)
       }
     }
+    depth--
     return open === '{' ? { kind: 'tuple', items, line } : { kind: 'list', items, line }
   }
 

@@ -20,6 +20,7 @@ import type { MessageEvent } from '../hooks.js'
 import { combineTaps, type PacketTap } from '../sys/packet-tap.js'
 import { countDropReason } from '../sys/drop-metrics.js'
 import { limitsFrom, type BrokerSettings } from './settings.js'
+import { negotiateKeepalive } from './keepalive.js'
 import { startSessionLimits, type SessionLimits } from './session-limits.js'
 import { AedesCore, type ClientView, type MqttCore } from './core.js'
 import { peerCertUsername } from './listeners.js'
@@ -291,6 +292,8 @@ export class Broker {
     const wire = wireOf(client)
     const origin = wire?.origin
     const v5 = packet.protocolVersion === 5
+    // mqtt.server_keepalive and mqtt.max_keepalive (keepalive.ts); a refused v3 client is answered in authenticate
+    const keepalive = negotiateKeepalive(packet.protocolVersion, packet.keepalive ?? 0, this.settings)
     const state: ClientState = {
       topicAliasMaximum: packet.properties?.topicAliasMaximum ?? 0,
       maximumPacketSize: packet.properties?.maximumPacketSize ?? 0,
@@ -302,7 +305,8 @@ export class Broker {
       listener: origin?.protocol ?? '',
       protoVer: packet.protocolVersion,
       protoName: packet.protocolId ?? 'MQTT',
-      keepalive: v5 && this.settings.serverKeepalive > 0 ? this.settings.serverKeepalive : packet.keepalive,
+      keepalive: keepalive.refused === undefined ? keepalive.keepalive : packet.keepalive,
+      keepaliveRefused: keepalive.refused,
       cleanStart: packet.clean !== false,
       expiryInterval: v5 ? (packet.properties?.sessionExpiryInterval ?? 0) : (packet.clean !== false ? 0 : Math.floor(this.settings.sessionExpiryMs / 1000)),
       isBridge: packet.bridgeMode === true,
@@ -326,9 +330,10 @@ export class Broker {
     const receiveMaximum = v5 ? packet.properties?.receiveMaximum : undefined
     if (wire && typeof receiveMaximum === 'number' && receiveMaximum > 0 && receiveMaximum < 65535) installOutboundWindow(client, wire, receiveMaximum)
     if (packet.protocolVersion === 5) {
-      // MQTT 5 Server Keep Alive [MQTT-3.2.2-21]: aedes only offers a limit that also rejects
-      // v3 clients, so set the value its CONNACK and keepalive timer read directly.
-      if (this.settings.serverKeepalive > 0) client._serverKeepAlive = this.settings.serverKeepalive
+      // MQTT 5 Server Keep Alive [MQTT-3.2.2-21]: aedes' own limit (keepaliveLimit) answers a v3
+      // client with return code 6, which 3.1.1 does not have, so set the value its CONNACK and
+      // keepalive timer read directly.
+      if (keepalive.refused === undefined && keepalive.serverKeepAlive !== undefined) client._serverKeepAlive = keepalive.serverKeepAlive
       if (wire) wire.connackRewriter = createConnackRewriter(this.settings)
     }
     cb(null, true)
@@ -341,6 +346,12 @@ export class Broker {
     if (client._assignedClientId !== undefined) client.id = client._assignedClientId = assignClientId()
     // [MQTT-3.1.3-5] aedes checks the length for MQTT 3.1 only
     if (client.id.length > this.settings.maxClientIdLen) return cb(connectError(2, 'client id too long'))
+    // mqtt.max_keepalive: a 3.1/3.1.1 client above it cannot be told to use less; 0x02, as Mosquitto 2 answers
+    const keepaliveRefused = stateOf(client)?.keepaliveRefused
+    if (keepaliveRefused !== undefined) {
+      this.c.logger.info({ clientId: client.id }, `CONNECT refused: ${keepaliveRefused}`)
+      return cb(connectError(2, 'keep alive above mqtt.max_keepalive'))
+    }
     const wire = wireOf(client)
     const access = this.accessClient(client)
     const info: AuthInfo = {
@@ -525,6 +536,8 @@ export class Broker {
     if (!hooks.has('message.deliver')) return
     const state = stateOf(client)
     const event = messageEvent('message.deliver', this.settings.nodeName, packet, null)
+    // the publisher, when it is a client of this node (EMQ X 4's from_username and headers)
+    const publisher = packet.clientId === undefined ? undefined : stateOf(this.aedes.clients[packet.clientId])
     hooks.emit('message.deliver', {
       ...event,
       client_id: client.id,
@@ -532,6 +545,8 @@ export class Broker {
       peername: state?.peername ?? '',
       peerhost: state?.peerhost ?? '',
       from_client_id: packet.clientId,
+      from_username: publisher?.username,
+      from_peerhost: publisher?.peerhost,
       auth_result: 'success',
       mountpoint: undefined
     })

@@ -22,7 +22,10 @@ export interface ClientState {
   listener: string
   protoVer: number
   protoName: string
+  /** The keep alive the connection is held to, seconds (the client's, or the Server Keep Alive it was told; see keepalive.ts). */
   keepalive: number
+  /** Why `mqtt.max_keepalive` refuses this (v3) CONNECT; undefined when it does not. */
+  keepaliveRefused?: string
   cleanStart: boolean
   /** Session Expiry Interval asked for, seconds (v5), or 0 / infinity-like for v3. */
   expiryInterval: number

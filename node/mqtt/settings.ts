@@ -30,6 +30,8 @@ export interface BrokerSettings {
   sharedStrategy: SharedStrategy
   /** `mqtt.server_keepalive`, seconds; 0 = v5 clients keep what they ask. */
   serverKeepalive: number
+  /** `mqtt.max_keepalive`, seconds: the most a client may ask (v5 told to use it, v3 refused above it); 0 = no cap. See keepalive.ts. */
+  maxKeepalive: number
   /** `mqtt.max_inflight`: the Receive Maximum advertised to and enforced on v5 clients. */
   maxInflight: number
   /** `mqtt.session_expiry_interval`, ms: cap on a v5 client's Session Expiry Interval. */
@@ -71,6 +73,7 @@ export function brokerSettingsFrom (cfg: Record<string, any>): BrokerSettings {
     sharedSubscription: cfg['mqtt.shared_subscription'],
     sharedStrategy: cfg['broker.shared_subscription_strategy'],
     serverKeepalive: Math.floor(cfg['mqtt.server_keepalive'] / 1000),
+    maxKeepalive: Math.floor(cfg['mqtt.max_keepalive'] / 1000),
     maxInflight: cfg['mqtt.max_inflight'],
     sessionExpiryMs: cfg['mqtt.session_expiry_interval'],
     strictMode: cfg['mqtt.strict_mode'],

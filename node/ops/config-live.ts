@@ -50,7 +50,7 @@ const readWhereUsed: LiveApplier = () => {}
 const BROKER_KEYS = [
   'allow_anonymous', 'broker.shared_subscription_strategy', 'mqtt.max_packet_size', 'mqtt.max_clientid_len',
   'mqtt.max_topic_levels', 'mqtt.max_qos_allowed', 'mqtt.max_topic_alias', 'mqtt.retain_available',
-  'mqtt.wildcard_subscription', 'mqtt.shared_subscription', 'mqtt.server_keepalive', 'mqtt.max_inflight',
+  'mqtt.wildcard_subscription', 'mqtt.shared_subscription', 'mqtt.server_keepalive', 'mqtt.max_keepalive', 'mqtt.max_inflight',
   'mqtt.idle_timeout', 'mqtt.strict_mode', 'mqtt.max_mqueue_len', 'mqtt.mqueue_store_qos0',
   'mqtt.ignore_loop_deliver', 'mqtt.max_subscriptions', 'mqtt.max_awaiting_rel', 'mqtt.await_rel_timeout',
   'mqtt.retry_interval', 'mqtt.keepalive_backoff'

@@ -13,25 +13,42 @@ import type { RuleFunction } from './types.js'
 const ERL_INT = /^[+-]?\d+$/
 const ERL_FLOAT = /^[+-]?\d+\.\d+(?:[eE][+-]?\d+)?$/
 
-/** `int/1`: integers as they are, floats floored, `true`/`false` 1/0, numeric text parsed. */
+/**
+ * The text of an Erlang string (a list of character codes, as a JSON array of numbers is):
+ * `list_to_integer`, `list_to_float` and `unicode:characters_to_binary` read such lists.
+ * Undefined when `v` is not a list of Unicode code points.
+ */
+export function charListText (v: unknown): string | undefined {
+  if (!Array.isArray(v)) return undefined
+  let s = ''
+  for (const c of v) {
+    if (!isInt(c) || c < 0 || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return undefined
+    s += String.fromCodePoint(c)
+  }
+  return s
+}
+
+/** `int/1`: integers as they are, floats floored, `true`/`false` 1/0, numeric text (or an Erlang string) parsed. */
 export function toInt (v: unknown): number {
   if (isInt(v)) return v
   if (isNum(v)) return Math.floor(v) + 0
   if (v === true) return 1
   if (v === false) return 0
-  if (isBinary(v)) {
-    const s = textOf('int', v)
+  const chars = charListText(v)
+  if (isBinary(v) || chars !== undefined) {
+    const s = chars ?? textOf('int', v)
     if (ERL_INT.test(s)) return Number(s)
     if (ERL_FLOAT.test(s)) return Math.floor(Number(s)) + 0
   }
   throw new ConversionError('int', 'invalid_number', `cannot convert ${describe(v)} to an integer`)
 }
 
-/** `float/1`: numbers as they are, numeric text parsed (`'1'` and `'1.5'` both convert). */
+/** `float/1`: numbers as they are, numeric text (or an Erlang string) parsed (`'1'` and `'1.5'` both convert). */
 export function toFloat (v: unknown): number {
   if (isNum(v)) return v
-  if (isBinary(v)) {
-    const s = textOf('float', v)
+  const chars = charListText(v)
+  if (isBinary(v) || chars !== undefined) {
+    const s = chars ?? textOf('float', v)
     if (ERL_FLOAT.test(s) || ERL_INT.test(s)) {
       const n = Number(s)
       if (Number.isFinite(n)) return n
@@ -93,6 +110,9 @@ export const conversionFunctions: RuleFunction[] = [
   one('str', (v) => toBin('str', v)),
   one('str_utf8', (v) => {
     if (Buffer.isBuffer(v) && !isUtf8(v)) throw new ConversionError('str_utf8', 'badarg', 'the binary is not valid UTF-8')
+    // unicode:characters_to_binary/1: a list of code points is text in any script
+    const chars = charListText(v)
+    if (chars !== undefined) return chars
     const b = toBin('str_utf8', v)
     return typeof b === 'string' ? b : b.toString('utf8')
   }),

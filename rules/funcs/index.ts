@@ -46,6 +46,8 @@ for (const f of builtins) {
 }
 
 const operators = new Map<string, RuleFunction>(arithmeticOperators.map((f) => [f.name, f]))
+// EMQ X 4.4's SQL has no `mod` operator, only `mod(X, Y)` (emqx_rule_funcs:mod/2); ours has both
+table.set('mod', operators.get('mod') as RuleFunction)
 
 /** The function SQL calls `name` (case-insensitive), or undefined for an unknown name. */
 export function lookupFunction (name: string): RuleFunction | undefined {
@@ -76,7 +78,8 @@ export function registerFunction (fn: RuleFunction): () => void {
 
 /**
  * The arithmetic operator `op` (`+ - * / div mod`) as EMQ X evaluates it, for the compiler:
- * `+` also concatenates strings, `div`/`mod` need integers. Not reachable by function-call syntax.
+ * `+` also concatenates strings, `div`/`mod` need integers. Of these only `mod` is also a
+ * function of the table (`mod(7, 2)`, as in EMQ X 4.4, whose SQL has no `mod` operator).
  */
 export function lookupOperator (op: string): RuleFunction | undefined {
   return operators.get(op.toLowerCase())

@@ -6,9 +6,18 @@
  * symbol; unions of one non-null branch give the value itself (avsc's `wrapUnions: auto`).
  */
 import avro from 'avsc'
+import { jsonDepthExceeds } from '../../node/json-depth.js'
 import { SchemaCompileError, lineColumnOf, type SchemaCodec } from './codec.js'
 
 type AvroType = ReturnType<typeof avro.Type.forSchema>
+
+/**
+ * At most this many JSON objects and arrays inside one another in an avro schema: about 100
+ * nested records (a record nested in a field of a union is five levels), as protoc allows
+ * 100 nested messages. avsc compiles a schema, and encodes and decodes its data, with one
+ * recursion per level: a schema nested a few thousand levels overflowed the stack.
+ */
+export const MAX_AVRO_SCHEMA_DEPTH = 500
 
 /** Compiles avro schema text; throws {@link SchemaCompileError} naming the line for bad JSON. */
 export function compileAvro (text: string): SchemaCodec {
@@ -17,6 +26,9 @@ export function compileAvro (text: string): SchemaCodec {
     json = JSON.parse(text)
   } catch (err) {
     throw new SchemaCompileError(`avro schema is not valid JSON: ${jsonErrorWhere(text, (err as Error).message)}`)
+  }
+  if (jsonDepthExceeds(json, MAX_AVRO_SCHEMA_DEPTH)) {
+    throw new SchemaCompileError(`avro schema nests JSON objects and arrays more than ${MAX_AVRO_SCHEMA_DEPTH} levels deep (about 100 nested records); the limit is ${MAX_AVRO_SCHEMA_DEPTH}`)
   }
   const registry: Record<string, AvroType> = {}
   let top: AvroType

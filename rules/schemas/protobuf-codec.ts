@@ -26,7 +26,14 @@ export function compileProtobuf (text: string): SchemaCodec {
     root = protobuf.parse(text, { keepCase: true }).root
     root.resolveAll()
   } catch (err) {
-    throw new SchemaCompileError(`invalid protobuf schema: ${withLine(text, (err as Error).message)}`)
+    const message = (err as Error).message
+    // protobufjs stops its recursion at util.recursionLimit (100, protoc's default), which
+    // it counts about three times per message inside a message
+    if (message === 'max depth exceeded') {
+      throw new SchemaCompileError(`invalid protobuf schema: definitions nested too deeply for protobufjs (its recursion limit, ${protobuf.util.recursionLimit}, ` +
+        'allows 32 messages inside one another)')
+    }
+    throw new SchemaCompileError(`invalid protobuf schema: ${withLine(text, message)}`)
   }
   const messages = messageTypes(root)
   if (messages.length === 0) throw new SchemaCompileError('invalid protobuf schema: it defines no message type')

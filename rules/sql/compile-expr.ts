@@ -164,6 +164,15 @@ function topicText (v: unknown): string {
 
 /** A path: the root, then each step; a root named `payload` is decoded as JSON first. */
 function compilePath (root: Expr, steps: PathStep[], at: number, env: CompileEnv): Ev {
+  const last = steps[steps.length - 1]
+  if (last !== undefined && last.kind === 'range') {
+    // EMQ X `{get_range, Range, Path}`: the range applies to what the path gives, undefined
+    // included (a missing key is `range_get non_list_data`, an error, not undefined)
+    if (last.from === 0 || last.to === 0) throw new SqlError('index 0 in a range (indexes start at 1; -1 is the last)', env.sql, at)
+    const base = compilePath(root, steps.slice(0, -1), at, env)
+    const { from, to } = last
+    return s => getRange(base(s), from, to)
+  }
   if (root.kind !== 'var') {
     const walk = compileWalk(steps, at, env)
     const r = compileExpr(root, env)

@@ -4,6 +4,7 @@
  */
 import { SqlError } from './errors.js'
 import type { Token } from './lexer.js'
+import { MAX_SQL_NESTING, nestingError } from './limits.js'
 
 /** How a token reads in an error message. */
 export function describeToken (t: Token): string {
@@ -21,8 +22,24 @@ export class Cursor {
   private pos = 0
   /** Offset just past the last consumed token (for the source text of a field). */
   lastEnd = 0
+  /** How many sub-expressions the parser is inside ({@link descend}); a field, WHERE ... itself is level 0. */
+  private nesting = -1
 
   constructor (readonly sql: string, private readonly tokens: Token[]) {}
+
+  /**
+   * Called as the parser enters a nested expression (`ascend` as it leaves): fails with
+   * {@link SqlError} beyond {@link MAX_SQL_NESTING} levels, before the parser's own
+   * recursion could overflow the stack.
+   */
+  descend (): void {
+    if (++this.nesting > MAX_SQL_NESTING) throw nestingError(this.sql, this.peek().offset)
+  }
+
+  /** Leaves a level entered with {@link descend}. */
+  ascend (): void {
+    this.nesting--
+  }
 
   /** The token `k` places ahead (the `eof` token when past the end). */
   peek (k = 0): Token {

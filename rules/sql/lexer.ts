@@ -2,11 +2,14 @@
  * Tokens of the rule SQL (EMQ X 4 `rulesql` dialect, spec: Rule SQL).
  *
  * - Keywords are case-insensitive; identifiers (column names) are case-sensitive.
- * - Strings are quoted with `'` or `"` (both are string literals in expressions; after FROM
- *   they name events or topic filters). Inside, a doubled quote or a backslash before the
+ * - Quoted tokens: `'...'` is a string literal; `"..."` is a quoted name (the parser reads it
+ *   as a column in expressions, as EMQ X 4's NAME, and as an event or topic filter after
+ *   FROM); both are `string` tokens with their `quote`. Inside, a doubled quote or a backslash before the
  *   quote stands for the quote and `\\` for one backslash; any other backslash is kept as
  *   written, so regular expressions read as typed (`'^\d+$'`).
  * - Numbers: `12`, `1.5`, `2e3`, `1.5E-2`; `2..4` lexes as `2`, `..`, `4` (array ranges).
+ * - Names start with a letter or `_`, then letters, digits, `_`, `$`, `@`, `~` (`payload.a$b`).
+ * - `--` starts a comment that runs to the next line break (none after it: two minus signs).
  */
 import { SqlError } from './errors.js'
 
@@ -43,8 +46,9 @@ function isIdentStart (c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95
 }
 
+/** After the first character a name may also hold `$`, `@` and `~` (EMQ X 4's rulesql names). */
 function isIdentPart (c: number): boolean {
-  return isIdentStart(c) || isDigit(c)
+  return isIdentStart(c) || isDigit(c) || c === 36 || c === 64 || c === 126
 }
 
 function isDigit (c: number): boolean {
@@ -65,6 +69,12 @@ export function tokenize (sql: string): Token[] {
   while (i < sql.length) {
     const c = sql.charCodeAt(i)
     if (isSpace(c)) { i++; continue }
+    // `--` starts a comment up to a line break (EMQ X 4's rule: without a line break after
+    // it, `--` is two minus signs, so `1--1` is 2)
+    if (c === 45 && sql.charCodeAt(i + 1) === 45) {
+      const eol = sql.indexOf('\n', i + 2)
+      if (eol !== -1) { i = eol + 1; continue }
+    }
     const start = i
     if (isIdentStart(c)) {
       while (i < sql.length && isIdentPart(sql.charCodeAt(i))) i++

@@ -187,6 +187,14 @@ export function nestedPut (target: Record<string, unknown>, steps: PutStep[], va
   setOwn(target, first, putIn(cur, steps, 1, value, s))
 }
 
+/**
+ * `emqx_rule_maps:nested_put/3` on any value: a copy of `data` with `value` at `steps` (keys,
+ * indexes, head and tail), maps and arrays made on the way; `undefined` puts nothing.
+ */
+export function putPath (data: unknown, steps: PutStep[], value: unknown, s: Scope): unknown {
+  return value === undefined ? data : putIn(data, steps, 0, value, s)
+}
+
 function putIn (cur: unknown, steps: PutStep[], i: number, value: unknown, s: Scope): unknown {
   if (i === steps.length) return value
   const step = steps[i]

@@ -13,21 +13,27 @@
  * | postfix | `a.key`, `a.'key-with-dash'`, `a[1]`, `a[-1]`, `a[i]`, `a[2..4]` |
  * | primary | literals, names, `f(...)`, `( ... )`, `CASE ... END`, `[a, b]`, `[1..5]` |
  *
- * All binary operators are left-associative. A quoted string directly followed by `.` is
- * a name (`'User-Property'.foo`), as in EMQ X 4.
+ * All binary operators are left-associative. A double-quoted token is a name (`"clientid"`),
+ * and so is a single-quoted string directly followed by `.` (`'User-Property'.foo`), as in EMQ X 4.
  */
 import type { ArithOp, CompareOp, Expr, PathStep } from './ast.js'
 import type { Cursor } from './cursor.js'
 
 const COMPARE_OPS: ReadonlySet<string> = new Set(['=', '!=', '<>', '<', '<=', '>', '>=', '=~'])
 
-/** Parses one expression at the cursor. */
+/**
+ * Parses one expression at the cursor. Every nested expression (parentheses, arguments, CASE
+ * parts, list items, indexes) is parsed by a call of this function, which counts the level
+ * (limits.ts); so do the NOT and unary minus chains below, which recurse without it.
+ */
 export function parseExpr (c: Cursor): Expr {
+  c.descend()
   let left = parseAnd(c)
   while (c.isKw('or')) {
     const at = c.next().offset
     left = { kind: 'logic', op: 'or', left, right: parseAnd(c), at }
   }
+  c.ascend()
   return left
 }
 
@@ -43,7 +49,10 @@ function parseAnd (c: Cursor): Expr {
 function parseNot (c: Cursor): Expr {
   if (c.isKw('not')) {
     const at = c.next().offset
-    return { kind: 'not', arg: parseNot(c), at }
+    c.descend()
+    const arg = parseNot(c)
+    c.ascend()
+    return { kind: 'not', arg, at }
   }
   return parseComparison(c)
 }
@@ -96,11 +105,18 @@ function parseMultiplicative (c: Cursor): Expr {
 function parseUnary (c: Cursor): Expr {
   if (c.isPunct('-')) {
     const at = c.next().offset
+    c.descend()
     const arg = parseUnary(c)
+    c.ascend()
     if (arg.kind === 'const' && typeof arg.value === 'number') return { kind: 'const', value: -arg.value, at }
     return { kind: 'neg', arg, at }
   }
-  if (c.acceptPunct('+')) return parseUnary(c)
+  if (c.acceptPunct('+')) {
+    c.descend()
+    const arg = parseUnary(c)
+    c.ascend()
+    return arg
+  }
   return parsePostfix(c)
 }
 
@@ -171,8 +187,9 @@ function parsePrimary (c: Cursor): Expr {
       return { kind: 'const', value: t.value, at: t.offset }
     case 'string':
       c.next()
-      // 'User-Property'.foo: a quoted name starting a path (EMQ X 4)
-      if (c.isPunct('.')) return { kind: 'var', name: t.text, at: t.offset }
+      // "name" in double quotes is a name, as in EMQ X 4 (rulesql lexes it as NAME); so is
+      // 'User-Property' directly followed by '.' (a quoted name starting a path)
+      if (t.quote === '"' || c.isPunct('.')) return { kind: 'var', name: t.text, at: t.offset }
       return { kind: 'const', value: t.text, at: t.offset }
     case 'ident':
       c.next()
@@ -184,6 +201,11 @@ function parsePrimary (c: Cursor): Expr {
         return { kind: 'const', value: t.text === 'true', at: t.offset }
       }
       if (t.text === 'case') return parseCase(c)
+      // mod(X, Y): EMQ X 4 has no `mod` operator, only the function (we have both)
+      if (t.text === 'mod' && c.isPunct('(', 1)) {
+        c.next()
+        return parseCall(c, 'mod', t.offset)
+      }
       return c.fail('an expression')
     case 'punct':
       if (t.text === '(') {

@@ -16,9 +16,13 @@
 import type { AliasStep, Field, FromItem, Statement } from './ast.js'
 import { Cursor } from './cursor.js'
 import { tokenize } from './lexer.js'
+import { checkExpressionDepth } from './limits.js'
 import { acceptSignedInt, parseExpr, parseKey } from './parse-expr.js'
 
-/** Parses one statement; throws {@link SqlError} naming what was expected and where. */
+/**
+ * Parses one statement; throws {@link SqlError} naming what was expected and where, or which
+ * depth limit (limits.ts) a statement nested too deeply passes.
+ */
 export function parseStatement (sql: string): Statement {
   const c = new Cursor(sql, tokenize(sql))
   let kind: Statement['kind']
@@ -42,7 +46,9 @@ export function parseStatement (sql: string): Statement {
   const where = c.acceptKw('where') ? parseExpr(c) : null
   c.acceptPunct(';')
   if (c.peek().kind !== 'eof') c.fail(where === null ? "',', WHERE or end of statement" : 'end of statement')
-  return { kind, fields, doFields, incase, from, where }
+  const statement: Statement = { kind, fields, doFields, incase, from, where }
+  checkExpressionDepth(statement, sql)
+  return statement
 }
 
 function parseFields (c: Cursor, allowStar: boolean): Field[] {
@@ -60,8 +66,15 @@ function parseField (c: Cursor, allowStar: boolean): Field {
   }
   const expr = parseExpr(c)
   const text = c.sql.slice(start, c.lastEnd)
-  const alias = c.acceptKw('as') ? parseAlias(c) : null
+  // AS is optional before the alias (EMQ X 4: `scalar_exp path_ref`): `SELECT qos q`
+  const alias = c.acceptKw('as') || aliasAhead(c) ? parseAlias(c) : null
   return { kind: 'expr', expr, alias, text, at: start }
+}
+
+/** True when the next token is a name that can only be an alias (`qos q`, `qos "q"`). */
+function aliasAhead (c: Cursor): boolean {
+  const t = c.peek()
+  return t.kind === 'ident' || (t.kind === 'string' && t.quote === '"')
 }
 
 /** The target after AS: a name, then keys and indexes. */
@@ -87,13 +100,20 @@ function parseAlias (c: Cursor): AliasStep[] {
   }
 }
 
+/** True when the name at the cursor is a whole FROM item (`FROM t1, t2 WHERE ...`). */
+function bareTopicEnds (c: Cursor): boolean {
+  const n = c.peek(1)
+  return n.kind === 'eof' || c.isKw('where', 1) || c.isPunct(',', 1) || c.isPunct(';', 1)
+}
+
 function parseFrom (c: Cursor): FromItem[] {
   const items: FromItem[] = []
   do {
     const t = c.peek()
-    if (t.kind !== 'string') c.fail('an event or topic filter in double quotes after FROM')
+    // a bare name is a topic too (EMQ X 4: FROM takes a NAME, quoted or not); `t/#` is not one
+    if (t.kind !== 'string' && !(t.kind === 'ident' && bareTopicEnds(c))) c.fail('an event or topic filter in double quotes after FROM')
     c.next()
-    items.push({ text: t.text, at: t.offset })
+    items.push({ text: t.kind === 'ident' ? t.raw : t.text, at: t.offset })
   } while (c.acceptPunct(','))
   return items
 }

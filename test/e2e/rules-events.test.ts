@@ -31,6 +31,7 @@ const EMQX4: Record<string, string> = {
   acked: 'SELECT * FROM "$events/message_acked" WHERE topic = \'ev/ack\'',
   dropped: 'SELECT * FROM "$events/message_dropped" WHERE topic = \'ev/drop\'',
   connected: 'SELECT * FROM "$events/client_connected" WHERE clientid = \'ev-client\'',
+  connected5: 'SELECT clientid, proto_ver, receive_maximum FROM "$events/client_connected" WHERE clientid = \'ev-client5\'',
   disconnected: 'SELECT * FROM "$events/client_disconnected" WHERE clientid = \'ev-client\'',
   subscribe: 'SELECT * FROM "$events/session_subscribed" WHERE clientid = \'ev-client\'',
   unsubscribe: 'SELECT * FROM "$events/session_unsubscribed" WHERE clientid = \'ev-client\''
@@ -81,7 +82,8 @@ describe('rule-engine trigger events from real clients', () => {
     const [emqx] = await outputs('emqx4', 'connected')
     expect(emqx).toMatchObject({
       event: 'client.connected', clientid: 'ev-client', username: 'ev-user', proto_name: 'MQTT', proto_ver: 4, keepalive: 30,
-      clean_start: true, is_bridge: false, mountpoint: null, conn_props: {}, metadata: { rule_id: ruleIds['emqx4/connected'] }
+      clean_start: true, is_bridge: false, mountpoint: null, conn_props: {}, metadata: { rule_id: ruleIds['emqx4/connected'] },
+      receive_maximum: 32 // EMQ X 4.4: a v3.1.1 client gets the broker's in-flight limit (mqtt.max_inflight)
     })
     for (const key of ['peername', 'sockname', 'expiry_interval', 'timestamp', 'connected_at']) expect(emqx).toHaveProperty(key)
     expect(emqx).not.toHaveProperty('client_id')
@@ -93,11 +95,18 @@ describe('rule-engine trigger events from real clients', () => {
     expect(subs[0]).toMatchObject({ clientid: 'ev-client', username: 'ev-user', peerhost: '127.0.0.1', sub_props: {} })
   })
 
+  it("client.connected of a v5 client: receive_maximum is its Receive Maximum, at most the broker's limit", async () => {
+    const v5 = await connect(node, { clientId: 'ev-client5', protocolVersion: 5, properties: { receiveMaximum: 10 } })
+    const [emqx] = await outputs('emqx4', 'connected5')
+    expect(emqx).toEqual({ clientid: 'ev-client5', proto_ver: 5, receive_maximum: 10 })
+    await v5.endAsync()
+  })
+
   it('message.publish', async () => {
-    publisher = await connect(node, { clientId: 'ev-publisher' })
+    publisher = await connect(node, { clientId: 'ev-publisher', username: 'ev-pub-user' })
     await publisher.publishAsync('ev/pub', '{"x":1}', { qos: 1 })
     const [spec] = await outputs('spec', 'publish')
-    expect(spec).toMatchObject({ event: 'message.publish', client_id: 'ev-publisher', username: null, topic: 'ev/pub', payload: '{"x":1}', qos: 1 })
+    expect(spec).toMatchObject({ event: 'message.publish', client_id: 'ev-publisher', username: 'ev-pub-user', topic: 'ev/pub', payload: '{"x":1}', qos: 1 })
     for (const key of ['id', 'peername', 'timestamp']) expect(spec).toHaveProperty(key)
     const [emqx] = await outputs('emqx4', 'publish')
     expect(emqx).toMatchObject({
@@ -112,7 +121,10 @@ describe('rule-engine trigger events from real clients', () => {
     const [spec] = await outputs('spec', 'deliver')
     expect(spec).toMatchObject({ event: 'message.deliver', client_id: 'ev-client', username: 'ev-user', topic: 'ev/del', payload: 'hello', auth_result: 'success', mountpoint: null })
     const [emqx] = await outputs('emqx4', 'deliver')
-    expect(emqx).toMatchObject({ event: 'message.delivered', clientid: 'ev-client', from_clientid: 'ev-publisher', topic: 'ev/del', payload: 'hello' })
+    expect(emqx).toMatchObject({
+      event: 'message.delivered', clientid: 'ev-client', username: 'ev-user', from_clientid: 'ev-publisher', from_username: 'ev-pub-user',
+      topic: 'ev/del', payload: 'hello', headers: { peerhost: '127.0.0.1', username: 'ev-pub-user' } // the publisher's (emqx_rule_events)
+    })
   })
 
   it('message.acked when the subscriber acknowledges a QoS 1 delivery', async () => {
@@ -121,6 +133,7 @@ describe('rule-engine trigger events from real clients', () => {
     expect(spec).toMatchObject({ event: 'message.acked', client_id: 'ev-client', topic: 'ev/ack', payload: 'ack me', qos: 1 })
     const [emqx] = await outputs('emqx4', 'acked')
     expect(emqx).toMatchObject({ event: 'message.acked', clientid: 'ev-client', topic: 'ev/ack', payload: 'ack me', puback_props: {} })
+    expect(emqx).toHaveProperty('headers')
   })
 
   it('message.dropped for a publish without subscribers', async () => {
@@ -128,7 +141,10 @@ describe('rule-engine trigger events from real clients', () => {
     const [spec] = await outputs('spec', 'dropped')
     expect(spec).toMatchObject({ event: 'message.dropped', client_id: 'ev-publisher', topic: 'ev/drop', payload: 'nobody', node: node.name })
     const [emqx] = await outputs('emqx4', 'dropped')
-    expect(emqx).toMatchObject({ event: 'message.dropped', clientid: 'ev-publisher', topic: 'ev/drop', reason: 'no_subscribers' })
+    expect(emqx).toMatchObject({
+      event: 'message.dropped', clientid: 'ev-publisher', username: 'ev-pub-user', topic: 'ev/drop', reason: 'no_subscribers',
+      headers: { peerhost: '127.0.0.1', username: 'ev-pub-user' }
+    })
   })
 
   it('client.unsubscribe (EMQ X 4: session.unsubscribed)', async () => {
@@ -144,7 +160,7 @@ describe('rule-engine trigger events from real clients', () => {
     const [spec] = await outputs('spec', 'disconnected')
     expect(spec).toMatchObject({ event: 'client.disconnected', client_id: 'ev-client', reason_code: 'normal', auth_result: 'success' })
     const [emqx] = await outputs('emqx4', 'disconnected')
-    expect(emqx).toMatchObject({ event: 'client.disconnected', clientid: 'ev-client', reason: 'normal', disconn_props: {} })
+    expect(emqx).toMatchObject({ event: 'client.disconnected', clientid: 'ev-client', reason: 'normal', disconn_props: {}, proto_name: 'MQTT', proto_ver: 4 })
     for (const key of ['peername', 'sockname', 'disconnected_at', 'timestamp']) expect(emqx).toHaveProperty(key)
   })
 

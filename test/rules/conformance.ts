@@ -64,6 +64,36 @@ export interface RuleCases {
 /** Where the cases file is: a copy kept in the repository (provenance in fixtures/README.md). */
 export const RULE_CASES_URL = new URL('./fixtures/rule-cases.json', import.meta.url)
 
+/** One `maps_cases` entry of emqx44-cases.json: `emqx_rule_maps:nested_get/3` or `nested_put/3`. */
+export interface MapsCase {
+  id: string
+  test: string
+  origin: 'test' | 'test-property' | 'derived'
+  op: 'get' | 'put'
+  /** Steps: a string is a key, `{i: N}` an index, `'head'`/`'tail'` the `[0]`/`[-0]` positions. */
+  path: Array<string | { i: number }>
+  value?: unknown
+  data: unknown
+  default?: unknown
+  expected: unknown
+}
+
+/** The second cases file: every transcribable assertion of EMQ X 4.4's function, SQL and maps suites. */
+export interface Emqx44Cases {
+  _meta: Record<string, unknown>
+  func_cases: FuncCase[]
+  sql_cases: SqlCase[]
+  maps_cases: MapsCase[]
+}
+
+/** Where it is (provenance in fixtures/README.md). */
+export const EMQX44_CASES_URL = new URL('./fixtures/emqx44-cases.json', import.meta.url)
+
+/** Reads and parses emqx44-cases.json. */
+export function loadEmqx44Cases (): Emqx44Cases {
+  return JSON.parse(readFileSync(EMQX44_CASES_URL, 'utf8')) as Emqx44Cases
+}
+
 /** Reads and parses the cases file. */
 export function loadRuleCases (): RuleCases {
   return JSON.parse(readFileSync(RULE_CASES_URL, 'utf8')) as RuleCases

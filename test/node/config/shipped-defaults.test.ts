@@ -68,6 +68,7 @@ const EXPECTED: Record<keyof StarlingConfig, unknown> = {
   'mqtt.wildcard_subscription': true,
   'mqtt.shared_subscription': true,
   'mqtt.server_keepalive': 0,
+  'mqtt.max_keepalive': 0,
   'mqtt.keepalive_backoff': 0.75,
   'mqtt.max_inflight': 32,
   'mqtt.max_mqueue_len': 1000,

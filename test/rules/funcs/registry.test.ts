@@ -22,7 +22,7 @@ const LIBRARY: Record<string, [number, number]> = {
   is_bool: [1, 1], is_int: [1, 1], is_float: [1, 1], is_num: [1, 1], is_map: [1, 1], is_array: [1, 1],
   concat: [2, 2], tokens: [2, 3], sprintf: [1, Infinity], sprintf_s: [2, 2], pad: [2, 4], replace: [3, 4],
   regex_match: [2, 2], regex_replace: [3, 3], ascii: [1, 1], find: [2, 3], join_to_string: [1, 2],
-  map_new: [0, 0], mget: [2, 3], mput: [3, 3], length: [1, 1], sublist: [2, 3], first: [1, 1], last: [1, 1], contains: [2, 2],
+  map_new: [0, 0], mget: [2, 3], mput: [3, 3], mod: [2, 2], length: [1, 1], sublist: [2, 3], first: [1, 1], last: [1, 1], contains: [2, 2],
   gzip: [1, 1], gunzip: [1, 1], zip: [1, 1], unzip: [1, 1], zip_compress: [1, 1], zip_uncompress: [1, 1],
   random: [0, 0], uuid_v4: [0, 0], uuid_v4_no_hyphen: [0, 0],
   now_timestamp: [0, 1], now_rfc3339: [0, 1], unix_ts_to_rfc3339: [1, 2], rfc3339_to_unix_ts: [1, 2],

@@ -3,7 +3,7 @@
  * and EMQ X 4.4's (`clientid`, `peerhost`, `pub_props` with MQTT property names ...).
  */
 import { emqx4Columns, mqttProperties, specColumns } from '../../../rules/columns.js'
-import type { ConnectedEvent, MessageEvent, SubscribeEvent } from '../../../node/hooks.js'
+import type { ConnectedEvent, DisconnectedEvent, MessageEvent, SubscribeEvent } from '../../../node/hooks.js'
 
 const message: MessageEvent = {
   event: 'message.publish',
@@ -48,6 +48,24 @@ describe('message.publish columns', () => {
   })
 })
 
+describe('EMQ X 4.4 message columns (emqx_rule_events eventmsg_*)', () => {
+  it('gives delivered and acked the publisher in from_* and in headers, the receiver in clientid and peerhost', () => {
+    const deliver = { ...message, event: 'message.deliver', client_id: 'sub', username: 'su', peerhost: '10.0.0.2', from_client_id: 'pub', from_username: 'pu', from_peerhost: '10.0.0.1', auth_result: 'success' as const, mountpoint: undefined }
+    for (const hook of ['message.deliver', 'message.acked'] as const) {
+      expect(emqx4Columns(hook, deliver)[0]).toMatchObject({
+        clientid: 'sub', username: 'su', peerhost: '10.0.0.2', from_clientid: 'pub', from_username: 'pu',
+        headers: { peerhost: '10.0.0.1', username: 'pu' }
+      })
+    }
+    expect(emqx4Columns('message.acked', deliver)[0]).toMatchObject({ puback_props: {} })
+  })
+
+  it('gives dropped its reason and the publisher in headers', () => {
+    const [cols] = emqx4Columns('message.dropped', { ...message, event: 'message.dropped', username: 'pu', reason: 'no_subscribers' })
+    expect(cols).toMatchObject({ event: 'message.dropped', reason: 'no_subscribers', headers: { peerhost: '127.0.0.1', username: 'pu' } })
+  })
+})
+
 describe('client event columns', () => {
   const client = {
     client_id: 'c1', username: 'u', timestamp: 5, node: 'n@h', peername: '1.2.3.4:5', peerhost: '1.2.3.4', sockname: '0.0.0.0:1883',
@@ -62,6 +80,22 @@ describe('client event columns', () => {
     })
     expect(emqx4Columns('client.connected', e)[0]).toMatchObject({
       event: 'client.connected', clientid: 'c1', sockname: '0.0.0.0:1883', proto_name: 'MQTT', expiry_interval: 0, conn_props: { 'Session-Expiry-Interval': 10 }
+    })
+  })
+
+  it("gives client.connected EMQ X 4.4's receive_maximum: the client's, at most the in-flight limit", () => {
+    const e: ConnectedEvent = { ...client, event: 'client.connected', clean_start: true, connack: 0, connected_at: 4, is_bridge: false, keepalive: 60, expiry_interval: 0, conn_props: {} }
+    expect(emqx4Columns('client.connected', e)[0].receive_maximum).toBe(32)
+    expect(emqx4Columns('client.connected', e, () => 100)[0].receive_maximum).toBe(100)
+    expect(emqx4Columns('client.connected', { ...e, conn_props: { receiveMaximum: 10 } }, () => 100)[0].receive_maximum).toBe(10)
+    expect(emqx4Columns('client.connected', { ...e, conn_props: { receiveMaximum: 500 } }, () => 100)[0].receive_maximum).toBe(100)
+  })
+
+  it('gives client.disconnected its protocol name and version (EMQ X 4.4 eventmsg_disconnected)', () => {
+    const e: DisconnectedEvent = { ...client, event: 'client.disconnected', reason_code: 'normal', reason: 'normal', disconnected_at: 9, connected_at: 4 }
+    expect(emqx4Columns('client.disconnected', e)[0]).toEqual({
+      event: 'client.disconnected', clientid: 'c1', username: 'u', timestamp: 5, node: 'n@h', reason: 'normal', peername: '1.2.3.4:5',
+      sockname: '0.0.0.0:1883', proto_name: 'MQTT', proto_ver: 5, disconn_props: {}, disconnected_at: 9
     })
   })
 
