@@ -66,6 +66,8 @@ export const seen = {
   payloadFormat: -1,
   /** Topic Alias, -1 when absent. */
   topicAlias: -1,
+  /** Session Expiry Interval, -1 when absent. */
+  sessionExpiry: -1,
   /** Ids present, as a 64-bit set (lo: ids < 32). */
   lo: 0,
   hi: 0
@@ -85,9 +87,11 @@ export function checkProperties (buf: Buffer, pos: number, end: number, allowed:
   seen.problem = null
   seen.payloadFormat = -1
   seen.topicAlias = -1
+  seen.sessionExpiry = -1
   seen.lo = 0
   seen.hi = 0
   const len = readVarint(buf, pos, end)
+  // 2.2.2.1 a Variable Byte Integer (1.5.5); a block that does not fit the packet cannot be parsed (1.2): 0x81
   if (len < 0) return fail(MALFORMED, `${allowed.name} property length is not a valid variable byte integer`)
   let p = pos + varintSize(len)
   const stop = p + len
@@ -95,24 +99,29 @@ export function checkProperties (buf: Buffer, pos: number, end: number, allowed:
   while (p < stop) {
     const id = buf[p++]
     const type = id < 43 ? TYPE[id] : 0
+    // 2.2.2.2 "an Identifier which is not valid for its packet type ... is a Malformed Packet": 0x81
     if (type === 0) return fail(MALFORMED, `unknown property identifier 0x${id.toString(16)} in ${allowed.name}`)
     const bit = id < 32 ? (1 << id) : (1 << (id - 32))
     const allowedHere = id < 32 ? (allowed.lo & bit) !== 0 : (allowed.hi & bit) !== 0
-    // an identifier not valid for the packet type makes it malformed [MQTT-2.2.2.2]
+    // the same for an identifier valid elsewhere (a CONNACK-only property from a client) (2.2.2.2)
     if (!allowedHere) return fail(MALFORMED, `property 0x${id.toString(16)} is not valid in ${allowed.name}`)
-    // [MQTT-3.3.4-6] a client never sends a Subscription Identifier in a PUBLISH
+    // [MQTT-3.3.4-6] a client never sends a Subscription Identifier in a PUBLISH; 3.3.4: "It is a Protocol Error"
     if (id === 0x0b && allowed === PUBLISH_PROPS) return fail(PROTOCOL_ERROR, 'Subscription Identifier in a PUBLISH from a client [MQTT-3.3.4-6]')
     const repeated = id < 32 ? (seen.lo & bit) !== 0 : (seen.hi & bit) !== 0
-    // every property but User Property appears at most once in what a client sends [MQTT-2.2.2.2]
+    // every property but User Property appears at most once: each section says "It is a
+    // Protocol Error to include <it> more than once" (3.1.2.11, 3.1.3.2, 3.3.2.3, 3.14.2.2 ...)
     if (repeated && id !== USER) return fail(PROTOCOL_ERROR, `property 0x${id.toString(16)} appears twice in ${allowed.name}`)
     if (id < 32) seen.lo |= bit
     else seen.hi |= bit
     let value = 0
     switch (type) {
       case BYTE:
+        // a value not of the property's data type (cut short) is a Malformed Packet (2.2.2.2)
         if (p + 1 > stop) return fail(MALFORMED, `property 0x${id.toString(16)} runs past the properties`)
         value = buf[p++]
-        // Payload Format Indicator, Request Problem / Response Information: 0 or 1
+        // Request Problem / Response Information: "a Protocol Error ... to have a value other
+        // than 0 or 1" (3.1.2.11.6, 3.1.2.11.7); the Payload Format Indicator has only 0 and 1
+        // (3.3.2.3.2): other data not allowed by the protocol, a Protocol Error by 1.2
         if (value > 1) return fail(PROTOCOL_ERROR, `property 0x${id.toString(16)} must be 0 or 1`)
         if (id === 0x01) seen.payloadFormat = value
         break
@@ -120,9 +129,11 @@ export function checkProperties (buf: Buffer, pos: number, end: number, allowed:
         if (p + 2 > stop) return fail(MALFORMED, `property 0x${id.toString(16)} runs past the properties`)
         value = buf.readUInt16BE(p)
         p += 2
+        // 3.1.2.11.3 "a Protocol Error ... for it to have the value 0"
         if (value === 0 && id === 0x21) return fail(PROTOCOL_ERROR, 'Receive Maximum 0 [MQTT-3.1.2.11.3]')
         if (id === 0x23) {
-          // [MQTT-3.3.2-8] Topic Alias 0 is not permitted
+          // [MQTT-3.3.2-8] Topic Alias 0 is not permitted; 3.3.4: "A Topic Alias value of 0 ... is
+          // a Protocol Error, the receiver uses DISCONNECT with Reason Code of 0x94"
           if (value === 0) return fail(TOPIC_ALIAS_INVALID, 'Topic Alias 0')
           seen.topicAlias = value
         }
@@ -131,12 +142,15 @@ export function checkProperties (buf: Buffer, pos: number, end: number, allowed:
         if (p + 4 > stop) return fail(MALFORMED, `property 0x${id.toString(16)} runs past the properties`)
         value = buf.readUInt32BE(p)
         p += 4
+        // 3.1.2.11.4: "a Protocol Error ... for the value to be set to zero"
         if (value === 0 && id === 0x27) return fail(PROTOCOL_ERROR, 'Maximum Packet Size 0 [MQTT-3.1.2.11.4]')
+        if (id === 0x11) seen.sessionExpiry = value
         break
       case VARINT:
         value = readVarint(buf, p, stop)
         if (value < 0) return fail(MALFORMED, `property 0x${id.toString(16)} is not a valid variable byte integer`)
         p += varintSize(value)
+        // 3.8.2.1.2 "It is a Protocol Error if the Subscription Identifier has a value of 0"
         if (value === 0) return fail(PROTOCOL_ERROR, 'Subscription Identifier 0 [MQTT-3.8.2.1.2]')
         break
       case STRING:
@@ -164,9 +178,11 @@ function checkString (buf: Buffer, p: number, stop: number, id: number, strict: 
   const next = p + 2 + buf.readUInt16BE(p)
   if (next > stop) return fail(MALFORMED, `property 0x${id.toString(16)} runs past the properties`)
   const flags = scanUtf8(buf, p + 2, next)
+  // [MQTT-1.5.4-1] [MQTT-1.5.4-2] [MQTT-1.5.7-1] ill-formed UTF-8 or U+0000 "is a Malformed Packet"
   if ((flags & UTF8_BAD) !== 0) return fail(MALFORMED, `property 0x${id.toString(16)} is not well-formed UTF-8 [MQTT-1.5.4-1]`)
   if (strict && (flags & UTF8_CONTROL) !== 0) return fail(MALFORMED, `property 0x${id.toString(16)} has a control character (mqtt.strict_mode)`)
-  // [MQTT-3.3.2-14] a Response Topic is a topic name: no wildcards
+  // [MQTT-3.3.2-14] a Response Topic is a topic name: no wildcards [MQTT-4.7.0-1], not empty
+  // [MQTT-4.7.3-1]; the standard names no code: data not allowed, a Protocol Error by 1.2
   if (id === 0x08 && ((flags & UTF8_WILDCARD) !== 0 || next === p + 2)) return fail(PROTOCOL_ERROR, 'Response Topic is not a valid topic name')
   return next
 }

@@ -61,6 +61,22 @@ export function scanSubscribe (buf: Buffer, body: number, end: number, isSubscri
   return isSubscribe ? { filters, codes } : null
 }
 
+/**
+ * MQTT 5: 0x9E or 0xA2 when a filter of the SUBSCRIBE uses shared subscriptions or wildcards
+ * while they are off, 0 otherwise. The CONNACK said they are not available, so using them is
+ * "a Protocol Error. The Server uses DISCONNECT with Reason Code 0x9E (Shared Subscriptions
+ * not supported)" / "0xA2 (Wildcard Subscriptions not supported)" (3.2.2.3.13, 3.2.2.3.11);
+ * the first such filter decides. MQTT 3.1.1 clients, who were told nothing, get SUBACK 0x80.
+ */
+export function unsupportedFeature (pending: PendingSuback): number {
+  const codes = pending.codes
+  for (let i = 0; i < codes.length; i++) {
+    const code = codes[i]
+    if (code === SHARED_NOT_SUPPORTED || code === WILDCARDS_NOT_SUPPORTED) return code
+  }
+  return 0
+}
+
 /** What the SUBACK for one SUBSCRIBE must say where aedes' own answer is wrong. */
 export interface PendingSuback {
   /** Filters in packet order, as aedes sees them (after the in-place rewrite). */

@@ -2,9 +2,10 @@ import type { Duplex } from 'node:stream'
 import { type Metrics, RECEIVED_PACKET_METRIC, SENT_PACKET_METRIC, QOS_SENT_METRIC } from '../metrics.js'
 import type { ConnectionOrigin } from './broker.js'
 import type { PacketTap } from '../sys/packet-tap.js'
-import { scanSubscribe, patchSuback, PendingSubacks } from './wire-subscribe.js'
+import { scanSubscribe, patchSuback, unsupportedFeature, PendingSubacks } from './wire-subscribe.js'
 import type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
-import { checkPacket, checkHeader, publishPrefix, MALFORMED, PROTOCOL_ERROR } from './packet-check.js'
+import { checkPacket, checkHeader, publishPrefix, sessionExpiryOf, MALFORMED, PROTOCOL_ERROR } from './packet-check.js'
+import { seen } from './packet-properties.js'
 import { readVarint, varintFault, varintSize } from './wire-bytes.js'
 import type { OutboundWindow } from './outbound-window.js'
 export type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
@@ -16,9 +17,26 @@ const UNSUBSCRIBE = 10
 const CONNACK = 2
 const PUBACK = 4
 const PUBREC = 5
+const PUBREL = 6
 const PUBCOMP = 7
 const SUBACK = 9
+const UNSUBACK = 11
+const PINGREQ = 12
+const PINGRESP = 13
+const DISCONNECT = 14
 const AUTH = 15
+
+/**
+ * 1 for a frame from the client (by its first byte) that the server answers with exactly one
+ * frame: PUBLISH QoS 1/2 (PUBACK/PUBREC), PUBREL (PUBCOMP), SUBSCRIBE (SUBACK), UNSUBSCRIBE
+ * (UNSUBACK), PINGREQ (PINGRESP). Not PUBREC: the PUBREL that answers it is also resent on
+ * its own (retries, a resumed session), so it would not balance.
+ */
+function owesAnswer (b0: number): number {
+  const type = b0 >> 4
+  if (type === PUBLISH) return (b0 & 6) !== 0 ? 1 : 0
+  return type === PUBREL || type === SUBSCRIBE || type === UNSUBSCRIBE || type === PINGREQ ? 1 : 0
+}
 
 /** Wires with buffered output; flushed together once per event-loop turn. */
 const dirty: Wire[] = []
@@ -84,6 +102,17 @@ export class Wire {
   private carry: Buffer | null = null
   private skip = 0
   private dead = false
+  /**
+   * Frames aedes was given that it still owes an answer (see `owesAnswer`): +1 as such a
+   * frame is scanned in, -1 as its answer is scanned out. Two integer updates per such
+   * frame; it lets a close after a violation wait for exactly those answers ({@link whenAnswered}).
+   */
+  private unanswered = 0
+  private onAnswered: (() => void) | null = null
+  /** MQTT 5: the CONNECT had no Session Expiry Interval, or 0 (a DISCONNECT may not raise it [MQTT-3.14.2.2.2]). */
+  private expiryZero = false
+  /** MQTT 5: the Topic Aliases the client has set on this connection (created on the first). */
+  private aliases: Set<number> | null = null
   /** Packet ids of QoS 1/2 publishes received and not yet acknowledged (created on first use). */
   private inflight: Set<number> | null = null
   private callbacks: Array<(err?: Error | null) => void> | null = null
@@ -293,10 +322,12 @@ export class Wire {
         m[QOS_SENT_METRIC[(b0 >> 1) & 3]]++
         if ((b0 & 6) !== 0 && this.acks !== null && this.acks.enabled()) this.rememberSent(out, b0, body, end)
       } else if (type === PUBACK || type === PUBCOMP || type === PUBREC) {
+        this.unanswered--
         const id = out.readUInt16BE(body)
         // PUBREC ends the exchange only when it carries an error reason code (v5)
         if (this.inflight !== null && (type !== PUBREC || (len > 2 && out[body + 2] >= 0x80))) this.inflight.delete(id)
       } else if (type === SUBACK) {
+        this.unanswered--
         const id = out.readUInt16BE(body)
         const pending = this.subacks?.take(id)
         if (pending !== undefined) patchSuback(out, body, end, this.protocolVersion, pending.codes)
@@ -309,11 +340,31 @@ export class Wire {
         out = Buffer.concat([out.subarray(0, pos), rewritten, out.subarray(end)])
         pos += rewritten.length
         continue
+      } else if (type === UNSUBACK || type === PINGRESP) {
+        this.unanswered--
       }
       if (this.tap !== null) this.tap.outbound(this, out, pos, body, end)
       pos = end
     }
+    if (this.onAnswered !== null && this.unanswered <= 0) this.answered()
     return out
+  }
+
+  /**
+   * After a violation, calls `cb` once the server has answered every frame before the
+   * offending one (the PUBACKs, SUBACKs ... aedes owes for them, whichever read they came
+   * in): at once when none is owed.
+   */
+  whenAnswered (cb: () => void): void {
+    if (this.unanswered <= 0) { cb(); return }
+    this.onAnswered = cb
+  }
+
+  /** The last owed answer is in the frames being flushed: `cb` runs once they are written. */
+  private answered (): void {
+    const cb = this.onAnswered
+    this.onAnswered = null
+    if (cb !== null) queueMicrotask(cb)
   }
 
   /** @internal Scans inbound bytes; returns what aedes may parse now (incomplete control frames wait). */
@@ -337,7 +388,7 @@ export class Wire {
       if (len < 0) {
         const fault = varintFault(buf, pos + 1, buf.length)
         if (fault === 'incomplete') return this.keep(buf, pos)
-        // [MQTT-1.5.5] at most four bytes; [MQTT-1.5.5-1] in its shortest form
+        // 1.5.5: at most four bytes; [MQTT-1.5.5-1] in its shortest form. Not parsable: Malformed (0x81)
         if (fault === 'too_long') this.violation(MALFORMED, 'remaining length longer than four bytes', 0)
         else this.violation(MALFORMED, 'remaining length not in its shortest form', buf[pos] >> 4)
         return this.stop(buf, pos)
@@ -348,7 +399,8 @@ export class Wire {
       const end = body + len
       // the first byte and the connection's state, before waiting for a body that may never come
       if (!this.validHeader(b0, type)) return this.stop(buf, pos)
-      // [MQTT-3.2.2-15] refused on its declared size, before its body is buffered
+      // [MQTT-3.2.2-15] refused on its declared size, before its body is buffered: a Protocol
+      // Error answered with 0x95 Packet too large (3.2.2.3.6)
       if (end - pos > this.limits.maxPacketSize) { this.violation(0x95, `packet of ${end - pos} bytes is above mqtt.max_packet_size`, type); return this.stop(buf, pos) }
       // the validator reads the whole frame, or a PUBLISH's prefix (its payload may be large)
       const need = type === PUBLISH && !this.limits.strictMode ? publishPrefix(buf, body, end, (b0 & 6) !== 0, this.protocolVersion === 5) : end
@@ -368,8 +420,16 @@ export class Wire {
         if (!this.checkPublish(buf, b0, body)) return this.stop(buf, pos)
       } else if ((type === SUBSCRIBE || type === UNSUBSCRIBE) && end <= buf.length && this.protocolVersion !== 0) {
         const pending = scanSubscribe(buf, body, end, type === SUBSCRIBE, this.protocolVersion, this.limits)
-        if (pending !== null) (this.subacks ??= new PendingSubacks()).add(buf.readUInt16BE(body), pending)
+        if (pending !== null) {
+          const unsupported = this.protocolVersion === 5 ? unsupportedFeature(pending) : 0
+          if (unsupported !== 0) {
+            this.violation(unsupported, `SUBSCRIBE to a feature the CONNACK said is not available (0x${unsupported.toString(16)}) [3.2.2.3.11] [3.2.2.3.13]`, type)
+            return this.stop(buf, pos)
+          }
+          (this.subacks ??= new PendingSubacks()).add(buf.readUInt16BE(body), pending)
+        }
       }
+      this.unanswered += owesAnswer(b0)
       if (end > buf.length) { this.skip = end - buf.length; break }
       pos = end
     }
@@ -400,8 +460,10 @@ export class Wire {
   /** The connection-state rules and the first byte's (type, reserved flags); false after a violation. */
   private validHeader (b0: number, type: number): boolean {
     if (type === CONNECT) {
-      if (this.protocolVersion !== 0) return this.violation(PROTOCOL_ERROR, 'a second CONNECT [MQTT-3.1.0-2]', type)
+      // [MQTT-3.1.0-2] a Protocol Error (0x82), in a packet after the CONNECT: answered with DISCONNECT, not CONNACK
+      if (this.protocolVersion !== 0) return this.violation(PROTOCOL_ERROR, 'a second CONNECT [MQTT-3.1.0-2]', SECOND_CONNECT)
     } else if (this.protocolVersion === 0) {
+      // [MQTT-3.1.0-1] closed without a packet: nothing but a CONNACK may come first [MQTT-3.2.0-1]
       return this.violation(PROTOCOL_ERROR, `packet type ${type} before CONNECT [MQTT-3.1.0-1]`, type)
     }
     const problem = checkHeader(b0, this.protocolVersion)
@@ -417,25 +479,58 @@ export class Wire {
     if (type === CONNECT && body + 2 <= end && body + 2 + buf.readUInt16BE(body) < end) this.protocolVersion = buf[body + 2 + buf.readUInt16BE(body)] & 0x7f
     const problem = checkPacket(buf, b0, body, end, this.protocolVersion, this.limits.strictMode)
     if (problem !== null) return this.violation(problem.reasonCode, problem.message, type)
-    // enhanced authentication is not offered (a CONNECT with a method is refused with 0x8C)
-    if (type === AUTH) return this.violation(PROTOCOL_ERROR, 'AUTH without enhanced authentication [MQTT-4.12.0-1]', type)
+    if (type >= DISCONNECT || type === CONNECT) return this.validateSession(buf, type, body, end)
     return true
   }
 
-  /** Receive Maximum, Maximum QoS and Retain Available for one inbound PUBLISH (already validated). */
+  /** The rules on CONNECT, DISCONNECT and AUTH that need the connection's state; false after a violation. */
+  private validateSession (buf: Buffer, type: number, body: number, end: number): boolean {
+    if (type === CONNECT) {
+      this.expiryZero = this.protocolVersion === 5 && sessionExpiryOf(buf, body, end, CONNECT) <= 0
+      return true
+    }
+    // enhanced authentication is not offered (a CONNECT with a method is refused with 0x8C):
+    // 3.15 "a Protocol Error ... to send an AUTH packet if the CONNECT packet did not contain
+    // the same Authentication Method" [MQTT-4.12.0-7]
+    if (type === AUTH) return this.violation(PROTOCOL_ERROR, 'AUTH without enhanced authentication [MQTT-4.12.0-7]', type)
+    // 3.14.2.2.2: a non-zero Session Expiry Interval on DISCONNECT after a CONNECT with 0 is a
+    // Protocol Error; the DISCONNECT is not valid (aedes never sees it: the will is published)
+    if (this.expiryZero && end - body > 1 && sessionExpiryOf(buf, body, end, DISCONNECT) > 0) {
+      return this.violation(PROTOCOL_ERROR, 'DISCONNECT sets a Session Expiry Interval after a CONNECT with 0 [MQTT-3.14.2.2.2]', type)
+    }
+    return true
+  }
+
+  /** Receive Maximum, Maximum QoS, Retain Available and Topic Aliases for one inbound PUBLISH (already validated). */
   private checkPublish (buf: Buffer, b0: number, body: number): boolean {
     this.counters.recvMsg++
+    // the validator has just read this PUBLISH's properties: `seen.topicAlias` is its alias
+    if (this.protocolVersion === 5 && seen.topicAlias > 0 && !this.knowsAlias(buf, body, seen.topicAlias)) {
+      // 3.3.4: an alias with no mapping and a zero length Topic Name "is a Protocol Error and the
+      // receiver uses DISCONNECT with Reason Code of 0x82" (aedes would answer 0x94)
+      return this.violation(PROTOCOL_ERROR, `Topic Alias ${seen.topicAlias} with an empty topic and no mapping [3.3.4]`, PUBLISH)
+    }
     const qos = (b0 >> 1) & 3
+    // 3.2.2.3.4 [MQTT-3.2.2-11]: a Protocol Error answered with 0x9B QoS not supported
     if (qos > this.limits.maxQos) return this.violation(0x9b, `QoS ${qos} is above mqtt.max_qos_allowed`, PUBLISH)
+    // 3.2.2.3.5 [MQTT-3.2.2-14]: a Protocol Error answered with 0x9A Retain not supported
     if ((b0 & 1) === 1 && !this.limits.retainAvailable) return this.violation(0x9a, 'retain is not available', PUBLISH)
     if (qos > 0) {
       const id = buf.readUInt16BE(body + 2 + buf.readUInt16BE(body))
       const inflight = this.inflight ??= new Set()
       inflight.add(id)
+      // 3.3.4 [MQTT-3.3.4-7]: more than Receive Maximum unacknowledged is answered with 0x93 Receive Maximum exceeded
       if (this.protocolVersion === 5 && inflight.size > this.limits.receiveMaximum) {
         return this.violation(0x93, `more than ${this.limits.receiveMaximum} unacknowledged QoS 1/2 publishes (Receive Maximum)`, PUBLISH)
       }
     }
+    return true
+  }
+
+  /** False for an alias used with an empty topic before a PUBLISH set it; records the ones set (3.3.2.3.4). */
+  private knowsAlias (buf: Buffer, body: number, alias: number): boolean {
+    if (buf.readUInt16BE(body) === 0) return this.aliases !== null && this.aliases.has(alias)
+    ;(this.aliases ??= new Set()).add(alias)
     return true
   }
 
@@ -444,7 +539,10 @@ export class Wire {
     if (!this.dead) this.violation(MALFORMED, `malformed packet: ${err.message}`, 0)
   }
 
-  /** Packet type of the frame that broke the protocol (0 when not known); set with the violation. */
+  /**
+   * Packet type of the frame that broke the protocol (0 when not known, {@link SECOND_CONNECT}
+   * for a CONNECT after the first); set with the violation.
+   */
   violationType = 0
 
   private violation (reasonCode: number, message: string, type: number): boolean {
@@ -455,19 +553,23 @@ export class Wire {
   }
 
   /**
-   * Ends the connection after a violation: `frame` (a DISCONNECT or CONNACK, or null) goes
-   * out after what is already queued, held output included (nothing is held for a closing
-   * connection), then the socket is ended. The peer closes on the FIN; one that does not
-   * is cut off after `lingerMs`. Ending rather than destroying at once keeps the last frame
-   * from being lost to a reset while the peer's unread bytes are still arriving.
+   * Ends the connection after a violation: `frame` (a DISCONNECT or CONNACK, or null for
+   * none) goes out after what is already queued, held output included (nothing is held for a
+   * closing connection), then the socket is ended. The peer closes on the FIN; one that does
+   * not is cut off after `lingerMs`. Ending rather than destroying at once keeps the last
+   * frames from being lost to a reset while the peer's unread bytes are still arriving. A
+   * connection that was never sent anything and gets no frame is destroyed at once.
    */
   closeWith (frame: Buffer | null, lingerMs = 2000): void {
     this.dead = true
+    this.onAnswered = null
     const socket = this.socket
     if (socket.destroyed) return
-    if (frame === null) { socket.destroy(); return }
+    // nothing to deliver: cut at once; otherwise what is queued (answers to the packets
+    // before the violation) still goes out first
+    if (frame === null && this.chunks.length === 0 && this.counters.sendPkt === 0) { socket.destroy(); return }
     this.holds = 0
-    this.enqueue(frame)
+    if (frame !== null) this.enqueue(frame)
     this.flush()
     socket.end()
     setTimeout(() => socket.destroy(), lingerMs).unref()
@@ -486,6 +588,9 @@ export class Wire {
 }
 
 const WIRE_OF_SOCKET = Symbol('starling.wireOfSocket')
+
+/** {@link Wire.violationType} of a CONNECT after the first: a later packet, answered with DISCONNECT [MQTT-3.1.0-2]. */
+export const SECOND_CONNECT = 16
 
 /** The socket's `write` while a wire interposes: buffer for the once-per-turn flush. */
 function bufferedWrite (this: any, chunk: any, encoding?: any, cb?: any): boolean {

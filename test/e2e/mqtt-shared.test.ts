@@ -210,8 +210,15 @@ describe('mqtt.shared_subscription = false', () => {
     expect(connack.properties?.sharedSubscriptionAvailable).toBe(false)
   })
 
-  it.each([[5, 0x9e], [4, 0x80]] as const)('MQTT v%i: refuses $share/g/t/# with %i', async (protocolVersion, code) => {
-    const { client } = await open(node(), { protocolVersion })
-    expect(await suback(client, '$share/g/t/#')).toEqual([code])
+  it('MQTT v5: a SUBSCRIBE to $share/g/t/# is a Protocol Error once the CONNACK said so: DISCONNECT 0x9E (3.2.2.3.13)', async () => {
+    const opened = await open(node(), { protocolVersion: 5 })
+    opened.client.subscribe('$share/g/t/#', () => undefined)
+    await waitFor(() => opened.closed(), 'the close')
+    expect(opened.disconnect()?.reasonCode).toBe(0x9e)
+  })
+
+  it('MQTT v4: refuses $share/g/t/# with 0x80', async () => {
+    const { client } = await open(node(), { protocolVersion: 4 })
+    expect(await suback(client, '$share/g/t/#')).toEqual([0x80])
   })
 })

@@ -4,7 +4,8 @@
  * ([MQTT-3.9.3-1], MQTT 5.0 §3.9.3, MQTT 3.1.1 §3.9.3), whatever else is pending. Refused
  * filters sit in the middle of the burst, some repeated in many packets at once: invalid
  * (0x8F), shared subscriptions off (0x9E), wildcards off (0xA2), denied by the ACL (0x80);
- * MQTT 3.1.1 answers 0x80 for each.
+ * MQTT 3.1.1 answers 0x80 for each. (An MQTT 5 client that uses a feature that is off is
+ * disconnected instead: see mqtt-reason-codes.test.ts; here only 3.1.1 meets them.)
  *
  * Regression for the wire looking refused filters up by scanning every pending SUBSCRIBE
  * (quadratic in a burst): the lookup must still find each refused filter and only those. A
@@ -75,11 +76,11 @@ async function pipeline (raw: RawClient, protocolVersion: 4 | 5, burst: Entry[][
   return new Map(subacks().map(s => [s.messageId, s.granted]))
 }
 
-/** Checks every SUBACK of the burst: refused filters by their kind, the others granted at their QoS. */
-function expectCodes (got: Map<number, number[]>, protocolVersion: 4 | 5, burst: Entry[][]): void {
+/** Checks every SUBACK of the burst (`count` of them): refused filters by their kind, the others granted at their QoS. */
+function expectCodes (got: Map<number, number[]>, protocolVersion: 4 | 5, burst: Entry[][], count = PACKETS): void {
   const expected = new Map(burst.map((entries, p) => [p + 1, entries.map(({ kind, qos }) =>
     kind === 'granted' ? qos : protocolVersion === 5 ? V5_CODE[kind] : 0x80)]))
-  expect(got.size).toBe(PACKETS)
+  expect(got.size).toBe(count)
   expect(got).toEqual(expected)
 }
 
@@ -135,7 +136,20 @@ describe('pipelined SUBSCRIBEs with mqtt.shared_subscription and mqtt.wildcard_s
   })
   afterAll(async () => { await node.destroy() })
 
-  it.each([5, 4] as const)('MQTT v%i: answers every filter of every SUBACK right, the refused ones in the middle included, and subscribes only the granted ones', async (protocolVersion) => {
+  it('MQTT v5: every SUBSCRIBE before the first that uses a feature that is off is answered, then DISCONNECT with its code', async () => {
+    const burst = Array.from({ length: PACKETS }, (_, p) => packetFilters(p, ['shared', 'wildcard', 'invalid'], true))
+    // the first SUBSCRIBE with a shared or wildcard filter, and the code its first such filter gets
+    const first = burst.findIndex(entries => entries.some(e => e.kind === 'shared' || e.kind === 'wildcard'))
+    const code = V5_CODE[burst[first].find(e => e.kind === 'shared' || e.kind === 'wildcard')!.kind as 'shared' | 'wildcard']
+    const raw = await openRawSession(node, 5, 'pipeline-off-v5')
+    const got = await pipeline(raw, 5, burst)
+    await waitFor(() => raw.closed(), 'the close')
+    expect(raw.packets.filter(p => p.cmd === 'disconnect').map(p => p.reasonCode)).toEqual([code])
+    expect(raw.packets[raw.packets.length - 1].cmd).toBe('disconnect')
+    expectCodes(new Map([...got].filter(([id]) => id <= first)), 5, burst.slice(0, first), first)
+  })
+
+  it.each([4] as const)('MQTT v%i: answers every filter of every SUBACK right, the refused ones in the middle included, and subscribes only the granted ones', async (protocolVersion) => {
     const burst = Array.from({ length: PACKETS }, (_, p) => packetFilters(p, ['shared', 'wildcard', 'invalid'], true))
     const raw = await openRawSession(node, protocolVersion, `pipeline-off-${protocolVersion}`)
     expectCodes(await pipeline(raw, protocolVersion, burst), protocolVersion, burst)

@@ -158,6 +158,8 @@ export interface RawClient {
   send: (packet: any) => void
   /** Writes `bytes` as they are: for packets mqtt-packet refuses to encode. */
   write: (bytes: Buffer) => void
+  /** Ends the socket's sending side (a half-close: the client reads on). */
+  end: () => void
   /** The n-th (1-based) packet of type `cmd` once it has arrived; `undefined` if the socket closes first. */
   next: (cmd: string, n?: number) => Promise<any>
 }
@@ -169,7 +171,12 @@ export function connectPacket (protocolVersion: 4 | 5, fields: Record<string, an
 
 /** Opens a TCP socket to `node` that parses what comes back as `protocolVersion` packets; sends nothing. */
 export async function openRaw (node: StarlingNode, protocolVersion: 4 | 5): Promise<RawClient> {
-  const socket = net.connect(node.port('mqtt:tcp'), '127.0.0.1')
+  return await openRawAt(node.port('mqtt:tcp'), protocolVersion)
+}
+
+/** {@link openRaw} to any MQTT server on 127.0.0.1:`port` (Mosquitto, to compare with it). */
+export async function openRawAt (port: number, protocolVersion: 4 | 5): Promise<RawClient> {
+  const socket = net.connect(port, '127.0.0.1')
   raws.add(socket)
   const packets: any[] = []
   let closed = false
@@ -185,6 +192,7 @@ export async function openRaw (node: StarlingNode, protocolVersion: 4 | 5): Prom
     closed: () => closed,
     send: (p) => socket.write(mqttPacket.generate(p, { protocolVersion })),
     write: (bytes) => socket.write(bytes),
+    end: () => socket.end(),
     next: async (cmd, n = 1) => {
       const nth = (): any => packets.filter(p => p.cmd === cmd)[n - 1]
       await waitFor(() => nth() !== undefined || closed, `${cmd} #${n}`)

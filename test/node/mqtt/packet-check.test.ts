@@ -1,5 +1,5 @@
 import mqttPacket from 'mqtt-packet'
-import { checkPacket } from '../../../node/mqtt/packet-check.js'
+import { checkPacket, sessionExpiryOf } from '../../../node/mqtt/packet-check.js'
 import { readVarint, scanUtf8, UTF8_BAD, UTF8_WILDCARD, UTF8_CONTROL } from '../../../node/mqtt/wire-bytes.js'
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ''), 'hex')
@@ -49,7 +49,8 @@ describe('packet validator', () => {
     ['a CONNACK-only property in a PUBLISH', '3006 000161 02 2401', 5, 0x81],
     ['SUBSCRIBE with packet identifier 0', '8208 0000 0003612f62 01', 4, 0x82],
     ['SUBSCRIBE without a filter', '8203 0001 00', 5, 0x82],
-    ['SUBSCRIBE with QoS 3', '8208 0001 0003612f62 03', 4, 0x81],
+    ['SUBSCRIBE with QoS 3 (3.1.1: malformed)', '8208 0001 0003612f62 03', 4, 0x81],
+    ['SUBSCRIBE with QoS 3 (5.0 3.8.3.1: a Protocol Error)', '8209 0001 00 0003612f62 03', 5, 0x82],
     ['SUBSCRIBE options with reserved bits (3.1.1)', '8208 0001 0003612f62 04', 4, 0x81],
     ['SUBSCRIBE with Retain Handling 3', '8209 0001 00 0003612f62 30', 5, 0x82],
     ['No Local on a shared subscription', '8210 0001 00 000a 2473686172652f672f23 04', 5, 0x82],
@@ -61,12 +62,21 @@ describe('packet validator', () => {
     ['CONNACK from a client', '20020000', 4, 0x82],
     ['CONNECT at level 6', '100c 00044d515454 06 02 003c 0000', 4, 0x84],
     ['CONNECT with the reserved flag', '100c 00044d515454 04 03 003c 0000', 4, 0x81],
-    ['CONNECT with Will QoS and no Will', '100c 00044d515454 04 0a 003c 0000', 4, 0x81],
+    ['CONNECT with Will QoS and no Will (no code named: a Protocol Error, 1.2)', '100c 00044d515454 04 0a 003c 0000', 4, 0x82],
+    ['CONNECT with a protocol name other than MQTT [MQTT-3.1.2-1]', '100d 00044d515458 05 02 003c 00 0000', 5, 0x84],
     ['CONNECT with a password and no user name (3.1.1)', '1012 00044d515454 04 42 003c 00026964 00027077', 4, 0x81],
     ['CONNECT with Receive Maximum 0', '1010 00044d515454 05 02 003c 03210000 0000', 5, 0x82],
     ['CONNECT with bytes after the payload', '100d 00044d515454 04 02 003c 0000 ff', 4, 0x81]
   ])('refuses %s', (_what, bytes, version, code) => {
     expect(codeOf(hex(bytes), version)).toBe(code)
+  })
+
+  it('reads the Session Expiry Interval of a CONNECT and a DISCONNECT (-1 when absent)', () => {
+    const connect = (props: string): Buffer => hex('10' + (12 + hex(props).length).toString(16).padStart(2, '0') + '00044d515454 05 02 003c' + props + '0000')
+    expect(sessionExpiryOf(connect('00'), 2, 15, 1)).toBe(-1)
+    expect(sessionExpiryOf(connect('05 1100000e10'), 2, 20, 1)).toBe(3600)
+    expect(sessionExpiryOf(hex('e000'), 2, 2, 14)).toBe(-1)
+    expect(sessionExpiryOf(hex('e007 00 05 110000000a'), 2, 9, 14)).toBe(10)
   })
 
   it('strict mode refuses control characters and payloads that break their Payload Format Indicator', () => {
