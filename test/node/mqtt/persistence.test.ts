@@ -226,6 +226,25 @@ describe('store persistence with aedes', () => {
     expect(again.received[1].packet.properties?.subscriptionIdentifier).toBe(7)
   })
 
+  it('answers two PUBRELs for one QoS 2 message sent in one write with two PUBCOMPs, and keeps running', async () => {
+    // found by the fuzzer: both PUBRELs found the message, the second delete rejected with
+    // 'no such packet' inside aedes' `.finally` chain, an unhandled rejection that ended the process
+    const node = await startNode()
+    const { raw } = await RawClient.connect(node, 'qos2twice')
+    raw.send({ cmd: 'publish', topic: 'in/t', payload: Buffer.from('once'), qos: 2, messageId: 9, retain: false, dup: false })
+    expect(await raw.next('pubrec')).toMatchObject({ messageId: 9 })
+    const pubrel = mqttPacket.generate({ cmd: 'pubrel', messageId: 9 })
+    raw.socket.write(Buffer.concat([pubrel, pubrel]))
+    expect(await raw.next('pubcomp')).toMatchObject({ messageId: 9 })
+    expect(await raw.next('pubcomp')).toMatchObject({ messageId: 9 })
+    expect(node.store.table(PERSISTENCE_TABLES.incoming).count()).toBe(0)
+  })
+
+  it('forgets an incoming QoS 2 message that is already gone without an error', async () => {
+    const node = await startNode()
+    await expect(node.persistence.incomingDelPacket({ id: 'nobody' } as any, { messageId: 1 })).resolves.toBeUndefined()
+  })
+
   it('answers a retried QoS 2 PUBLISH and its PUBREL after a restart without publishing twice', async () => {
     let node = await startNode()
     let { raw } = await RawClient.connect(node, 'qos2in')
