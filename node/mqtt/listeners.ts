@@ -129,6 +129,14 @@ export class MqttListener {
         if (spec.protocol === 'mqtt:wss' && !this.checkPeer(tlsSocket)) { ws.terminate(); return }
         const stream = createWebSocketStream(ws)
         stream.on('error', () => stream.destroy())
+        // [MQTT-6.0.0-1] MQTT travels in binary frames only: any other data frame closes the
+        // connection. Runs before the stream's own listener, and a destroyed stream takes
+        // no more data, so nothing of the text frame reaches the broker.
+        ws.prependListener('message', (_data, isBinary) => {
+          if (isBinary) return
+          ws.close(1003, 'MQTT needs binary frames')
+          stream.destroy()
+        })
         this.accept(stream, req.socket)
       })
       this.server = web

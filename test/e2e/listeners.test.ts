@@ -146,6 +146,21 @@ describe('WebSocket listener', () => {
     expect(result).toMatch(/^refused/)
   })
 
+  it('closes a connection that sends MQTT in a text frame, without answering it [MQTT-6.0.0-1]', async () => {
+    // found by the fuzzer's ws door: the CONNECT was taken and answered like a binary one
+    const socket = new WebSocket(`ws://127.0.0.1:${node.port('mqtt:ws')}/mqtt`, ['mqtt'])
+    sockets.add(socket)
+    await new Promise<void>((resolve, reject) => { socket.once('open', () => resolve()); socket.once('error', reject) })
+    const received: Buffer[] = []
+    socket.on('message', (data: Buffer) => received.push(data))
+    const closed = new Promise<number>(resolve => socket.once('close', (code: number) => resolve(code)))
+    // CONNECT, MQTT 3.1.1, clean session, keep alive 60, client id "t"
+    const connectPacket = Buffer.from([0x10, 0x0d, 0x00, 0x04, 0x4d, 0x51, 0x54, 0x54, 0x04, 0x02, 0x00, 0x3c, 0x00, 0x01, 0x74])
+    socket.send(connectPacket, { binary: false })
+    expect(await closed).toBe(1003)
+    expect(received).toEqual([])
+  })
+
   it('answers a plain HTTP request on the MQTT path with 426 Upgrade Required', async () => {
     const res = await fetch(`http://127.0.0.1:${node.port('mqtt:ws')}/mqtt`)
     expect(res.status).toBe(426)
