@@ -38,6 +38,7 @@ import { multiaddr } from '@multiformats/multiaddr'
 import type { Connection, Stream } from '@libp2p/interface'
 import type { Logger } from '../node/logger.js'
 import type { PublishMessage } from '../node/mqtt/core.js'
+import { topicNameError } from '../node/mqtt/topic.js'
 import type { BridgeLink, RpcBridgeTransport } from '../node/bridges/types.js'
 import { boundedCipher, Link, multiaddrOf, pskFromCookie, PING_MS, SILENCE_MS, type Frame, type Mesh } from './mesh.js'
 import { decodeBatch, encodeBatch, type ForwardedMessage } from './pub-batch.js'
@@ -205,6 +206,11 @@ class BridgeInbound {
     const messages: PublishMessage[] = []
     try {
       decodeBatch(body.subarray(4), (_origin, m) => {
+        // what a client could not publish is not published for a bridge either: a wildcard or
+        // empty topic went into the retained store as an unusable key, and a QoS past 2 into
+        // the sessions (found by bench/fuzz/cluster-door.ts)
+        const problem = topicNameError(m.topic) ?? (m.qos === 0 || m.qos === 1 || m.qos === 2 ? null : `QoS ${String(m.qos)} is not 0, 1 or 2`)
+        if (problem !== null) throw new Error(`message ${messages.length + 1}: ${problem}`)
         // the topic as sent (the bridge applied its mountpoint), QoS and retain kept; a local
         // publish here: this node's broker numbers it, routes it in its cluster, runs its rules
         const message: PublishMessage = { cmd: 'publish', topic: m.topic, payload: m.payload, qos: m.qos, retain: m.retain, dup: false }

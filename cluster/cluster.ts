@@ -136,7 +136,11 @@ export class Cluster {
     this.mesh.on('down', (name) => { this.swapped.delete(name); this.acceptedBy.delete(name); this.peerDown(name) })
     this.mesh.on('frame', (from, frame) => {
       switch (frame.k) {
-        case 'members': this.onMembers(from, frame.list as MemberEntry[], frame.full === true, frame.join === true, frame.reply === true); break
+        case 'members': {
+          const list = memberEntries(frame.list)
+          if (list !== null) this.onMembers(from, list, frame.full === true, frame.join === true, frame.reply === true)
+          break
+        }
         case 'accepted': this.acceptedBy.add(from); this.tryAdmit(from); break
         case 'not-member': this.notMember(from, Number(frame.stamp)); break
       }
@@ -513,6 +517,17 @@ export class Cluster {
   private clearPartitionAlarm (): void {
     this.node.services.alarms?.deactivate('partitioned')
   }
+}
+
+/**
+ * The well-formed entries of a `members` frame (a list, or null when it is none). An entry
+ * whose address was not a string went into the book, and the next dial round threw on it in a
+ * timer, which killed the node (found by bench/fuzz/cluster-door.ts).
+ */
+function memberEntries (list: unknown): MemberEntry[] | null {
+  if (!Array.isArray(list)) return null
+  return list.filter((e): e is MemberEntry => typeof e?.name === 'string' && e.name !== '' && typeof e.addr === 'string' &&
+    typeof e.stamp === 'number' && Number.isFinite(e.stamp) && (e.departed === undefined || e.departed === true))
 }
 
 function splitHostPort (addr: string): { host: string, port: number } {

@@ -72,6 +72,17 @@ export interface Hello {
   incarnation: number
 }
 
+/**
+ * A hello as a node sends it: a non-empty name, an address and an incarnation. A hello whose
+ * name was empty or not a string made a link to that "peer", and a frame on it wrote the
+ * name into the member book (an empty key) and killed the node (found by
+ * bench/fuzz/cluster-door.ts).
+ */
+function isHello (value: unknown): value is Hello {
+  const hello = value as Partial<Hello> | null
+  return typeof hello?.name === 'string' && hello.name !== '' && typeof hello.addr === 'string' && typeof hello.incarnation === 'number'
+}
+
 /** The mesh's events. */
 export interface MeshEvents {
   /** A link to `hello.name` is up. */
@@ -276,6 +287,9 @@ export class Link {
         this.abort(new Error(`undecodable frame: ${err.message}`))
         return
       }
+      // MessagePack's nil, a number or a list is no frame: reading its kind threw outside the
+      // handler's guard and killed the node (found by bench/fuzz/cluster-door.ts)
+      if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) { this.abort(new Error('a frame that is not a map')); return }
       if (frame.k === 'ping') continue
       try { this.onFrame(frame) } catch (err) { this.log.warn({ err, kind: frame?.k }, 'cluster frame handler failed') }
     }
@@ -444,8 +458,8 @@ export class Mesh extends EventEmitter<MeshEvents> {
       const link: Link = new Link(stream, connection, this.name, (frame) => {
         if (link.hello === null) {
           clearTimeout(timer)
-          if (frame.k !== 'hello') { link.abort(new Error('expected hello')); reject(new Error(`the node at ${host}:${port} spoke out of turn`)); return }
-          const hello = frame.hello as Hello
+          if (frame.k !== 'hello' || !isHello(frame.hello)) { link.abort(new Error('expected hello')); reject(new Error(`the node at ${host}:${port} spoke out of turn`)); return }
+          const hello = frame.hello
           if (hello.name === this.name) { link.abort(new Error('self')); reject(new Error(`${host}:${port} is this node`)); return }
           this.adopt(link, hello)
           resolve(hello)
@@ -461,8 +475,8 @@ export class Mesh extends EventEmitter<MeshEvents> {
     let dialer = ''
     const link: Link = new Link(stream, connection, '', (frame) => {
       if (link.hello === null) {
-        if (frame.k !== 'hello') { link.abort(new Error('expected hello')); return }
-        const hello = frame.hello as Hello
+        if (frame.k !== 'hello' || !isHello(frame.hello)) { link.abort(new Error('expected hello')); return }
+        const hello = frame.hello
         dialer = hello.name
         ;(link as { dialer: string }).dialer = dialer
         link.send({ k: 'hello', hello: this.hello() })

@@ -108,12 +108,16 @@ export function decodeBatch (body: Buffer, each: (brokerId: string, m: Forwarded
       const n = body.readUInt32BE(at); at += 4
       need(n)
       m.properties = packr.unpack(Buffer.from(body.subarray(at, at + n))); at += n
+      // the receiving node publishes them and forwards them on (a bridged message): null
+      // properties killed the node there (found by bench/fuzz/cluster-door.ts)
+      if (m.properties === null || typeof m.properties !== 'object' || Array.isArray(m.properties)) throw new Error(`forwarded batch: the properties of message ${i + 1} are not a map`)
     }
     if ((flags & GROUPS) !== 0) {
       need(4)
       const n = body.readUInt32BE(at); at += 4
       need(n)
       m.groups = packr.unpack(body.subarray(at, at + n)); at += n
+      if (!Array.isArray(m.groups) || !m.groups.every(g => typeof g === 'string')) throw new Error(`forwarded batch: the groups of message ${i + 1} are not a list of strings`)
     }
     each(brokerId, m)
   }

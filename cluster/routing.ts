@@ -22,7 +22,7 @@ import type { NodeComponents } from '../node/node.js'
 export type RoutingComponents = Pick<NodeComponents, 'broker' | 'metrics' | 'name' | 'config'>
 import type { Logger } from '../node/logger.js'
 import type { SessionStore, PublishMessage } from '../node/mqtt/core.js'
-import { parseShared, topicMatches } from '../node/mqtt/topic.js'
+import { parseShared, topicMatches, topicNameError } from '../node/mqtt/topic.js'
 import { sharedKey } from '../node/mqtt/router.js'
 import type { Mesh, Frame } from './mesh.js'
 import type { MeshRpc } from './rpc.js'
@@ -109,11 +109,20 @@ export class Routing {
     this.mesh.on('frame', (from, frame) => { this.onFrame(from, frame) })
     this.mesh.on('raw', (from, type, body) => {
       if (type !== FRAME_PUBLISH_BATCH) return
+      let refused = 0
       try {
-        decodeBatch(body, (brokerId, m) => { this.deliver(brokerId, m) })
+        decodeBatch(body, (brokerId, m) => {
+          // a node forwards only what a client could publish: a message with a topic that is
+          // empty or has wildcards, or a QoS past 2, is a corrupt or hostile frame, and an
+          // empty retained topic reached the retained store as an unusable key (found by
+          // bench/fuzz/cluster-door.ts). Dropped; the rest of the batch is delivered.
+          if (topicNameError(m.topic) !== null || !(m.qos === 0 || m.qos === 1 || m.qos === 2)) { refused++; return }
+          this.deliver(brokerId, m)
+        })
       } catch (err) {
         this.log.warn({ err, peer: from }, 'dropped a malformed batch of forwarded messages')
       }
+      if (refused > 0) this.log.warn({ peer: from, refused }, 'dropped forwarded messages no client could have published')
     })
     this.rpc.handle('retained.snapshot', () => [...this.persistence.retainedPackets()])
   }
@@ -202,11 +211,11 @@ export class Routing {
   private onFrame (from: string, frame: Frame): void {
     switch (frame.k) {
       case 'routes=':
-        this.table.replace(from, frame.keys as string[])
+        this.table.replace(from, routeKeys(frame.keys))
         break
       case 'routes':
-        for (const key of frame.add as string[]) this.table.add(from, key)
-        for (const key of frame.del as string[]) this.table.remove(from, key)
+        for (const key of routeKeys(frame.add)) this.table.add(from, key)
+        for (const key of routeKeys(frame.del)) this.table.remove(from, key)
         break
     }
   }
@@ -413,6 +422,15 @@ const LINK_DROP_BYTES = 4 * LINK_HIGH_WATER
 function keyOf (filter: string): string {
   const shared = parseShared(filter)
   return shared === null ? filter : sharedKey(shared.group, shared.filter)
+}
+
+/**
+ * The route keys of a `routes`/`routes=` frame: its strings. Anything else is dropped at the
+ * link: a null key entered the table half-way and threw again when the peer's routes were
+ * dropped, in a timer, which killed the node (found by bench/fuzz/cluster-door.ts).
+ */
+function routeKeys (value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((key): key is string => typeof key === 'string' && key !== '') : []
 }
 
 /** MQTT 5 properties that travel with a message (not the per-connection ones). */

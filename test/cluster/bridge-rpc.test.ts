@@ -182,3 +182,19 @@ test('close ends the link without onDown, and a later connect opens it again', a
   await link.send([message('closed/x', 'y')])
   expect(downs).toEqual([])
 })
+
+test('a batch with a topic no client could publish to, or a QoS past 2, is refused whole and nothing of it is published', async () => {
+  // found by the cluster door of the fuzzer (bench/fuzz/cluster-door.ts): an empty retained
+  // topic reached the retained store ("a key must be a non-empty string", logged as an error)
+  const sub = await connect(b, { protocolVersion: 5 })
+  const got = collect(sub)
+  await sub.subscribeAsync('nk/#', { qos: 1 })
+  const link = linkTo(a, addressOf(b))
+  await link.connect()
+  for (const bad of [message('', 'empty', 1, true), message('nk/+/x', 'wildcard'), message('nk/#', 'wildcard', 0, true), message('nk/\u0000', 'nul'), message('nk/q', 'qos', 3)]) {
+    await expect(link.send([message('nk/before', 'before'), bad])).rejects.toThrow(/could not publish the batch: malformed batch: message 2: /)
+  }
+  await link.send([message('nk/after', 'after')])
+  await waitFor(() => got.length > 0, 'the good batch on B')
+  expect(got.map(m => m.topic)).toEqual(['nk/after'])
+})

@@ -39,3 +39,16 @@ test('a truncated batch is refused with an error naming where', () => {
     expect(() => decodeAll(body.subarray(0, cut))).toThrow(/truncated at byte/)
   }
 })
+
+test('a batch whose properties are not a map, or whose groups are not strings, is refused', () => {
+  // found by the cluster door of the fuzzer (bench/fuzz/cluster-door.ts): a bridged message
+  // with null properties was published, then forwarded to a member, and the node died
+  for (const properties of [null, [1], 'x', 7]) {
+    const body = encodeBatch('n', [{ ...messages[0], properties: properties as any }])
+    expect(() => decodeAll(body)).toThrow(/properties of message 1 are not a map/)
+  }
+  for (const groups of [null, 'g', [1]]) {
+    const body = encodeBatch('n', [messages[0], { ...messages[0], groups: groups as any }])
+    expect(() => decodeAll(body)).toThrow(/groups of message 2 are not a list of strings/)
+  }
+})
