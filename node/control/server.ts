@@ -133,8 +133,18 @@ export function createControlServer (init: ControlServerInit): ControlServer {
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
     socket.on('error', (err) => logger.debug({ err }, 'control connection error'))
+    // A client that half-closes after its requests (`nc -U` at the end of its input) still
+    // gets every answer: the connection ends once the last request in flight is answered
+    // (the server is half-open; before, the answers of slower commands were lost).
+    let inFlight = 0
+    let ended = false
+    const endIfDone = (): void => { if (ended && inFlight === 0) socket.end() }
+    socket.on('end', () => { ended = true; endIfDone() })
     socket.on('data', createLineReader(
-      (line) => { void handleLine(socket, line) },
+      (line) => {
+        inFlight++
+        void handleLine(socket, line).finally(() => { inFlight--; endIfDone() })
+      },
       () => {
         reply(socket, { id: null, ok: false, error: { message: 'Bad request: line too long' } })
         socket.end()
@@ -149,7 +159,7 @@ export function createControlServer (init: ControlServerInit): ControlServer {
     }
     await mkdir(path.dirname(socketPath), { recursive: true })
     await removeStaleSocket(socketPath)
-    const candidate = net.createServer(onConnection)
+    const candidate = net.createServer({ allowHalfOpen: true }, onConnection)
     await new Promise<void>((resolve, reject) => {
       candidate.once('error', (err: NodeJS.ErrnoException) => {
         // Another node won the race between our probe and our bind.

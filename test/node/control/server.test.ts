@@ -152,6 +152,29 @@ describe('control server and client over a Unix socket', () => {
     controller.abort(new Error('user gave up'))
     await expect(pending).rejects.toThrow('user gave up')
   })
+
+  it('answers every request of a client that half-closed after writing them, then ends the connection', async () => {
+    // found by the control socket door of the fuzzer (bench/fuzz/ctl-door.ts): the socket
+    // closed at the client's FIN and the answers of commands still running were lost
+    await server({
+      slow: async () => { await new Promise((resolve) => setTimeout(resolve, 100)); return 'late' },
+      status: () => 'now'
+    }).start()
+    const socket = net.connect(socketPath)
+    let text = ''
+    socket.setEncoding('utf8').on('data', (chunk: string) => { text += chunk })
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+    socket.once('connect', () => {
+      socket.end('{"id":1,"command":"slow"}\n{"id":2,"command":"status"}\n{"id":3,"command":"no such"}\n')
+    })
+    await closed
+    const answers = text.trim().split('\n').map(line => JSON.parse(line)).sort((a, b) => a.id - b.id)
+    expect(answers).toEqual([
+      { id: 1, ok: true, result: 'late' },
+      { id: 2, ok: true, result: 'now' },
+      { id: 3, ok: false, error: { message: expect.stringMatching(/^Unknown command 'no such'/) } }
+    ])
+  })
 })
 
 /** Starts a listener in a child process and SIGKILLs it, so its socket file stays behind. */
