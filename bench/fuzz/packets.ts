@@ -44,8 +44,10 @@ export function str (s: string | Buffer): Buffer {
   return out
 }
 
-function u16 (n: number): Buffer { const b = Buffer.allocUnsafe(2); b.writeUInt16BE(n, 0); return b }
-function u32 (n: number): Buffer { const b = Buffer.allocUnsafe(4); b.writeUInt32BE(n >>> 0, 0); return b }
+/** A two-byte integer. */
+export function u16 (n: number): Buffer { const b = Buffer.allocUnsafe(2); b.writeUInt16BE(n, 0); return b }
+/** A four-byte integer. */
+export function u32 (n: number): Buffer { const b = Buffer.allocUnsafe(4); b.writeUInt32BE(n >>> 0, 0); return b }
 
 /** A v5 property block (length, then properties) from raw property bytes. */
 export function propertyBlock (props: Buffer): Buffer {
@@ -53,7 +55,7 @@ export function propertyBlock (props: Buffer): Buffer {
 }
 
 /** A User Property with random printable name and value. */
-function userProperty (r: Random): Buffer {
+export function userProperty (r: Random): Buffer {
   return Buffer.concat([Buffer.from([0x26]), str(`k${r.int(100)}`), str(`v${r.int(1000)}`)])
 }
 
@@ -108,6 +110,51 @@ export function connect (r: Random, version: 4 | 5, clientId: string): Buffer {
   if (user) parts.push(str(`user${r.int(10)}`))
   if (pass) parts.push(str(r.bytes(r.int(12))))
   return frame(0x10, Buffer.concat(parts))
+}
+
+/**
+ * Every field of a CONNECT, raw, so that any of them can be wrong. `flags` is computed
+ * from the fields present unless given; `properties` and `willProperties` are the v5
+ * property bytes (without the block length, which `propertyLength` overrides).
+ */
+export interface ConnectFields {
+  protocolName: Buffer
+  level: number
+  flags?: number
+  clean: boolean
+  keepalive: number
+  /** v5 only (level 5): the CONNECT properties. */
+  properties?: Buffer
+  propertyLength?: Buffer
+  clientId: Buffer
+  will?: { qos: number, retain: boolean, properties?: Buffer, topic: Buffer, payload: Buffer }
+  username?: Buffer
+  password?: Buffer
+  /** Bytes after the payload. */
+  tail?: Buffer
+}
+
+/** The CONNECT flags byte the fields call for. */
+export function connectFlags (f: ConnectFields): number {
+  const w = f.will
+  return (f.clean ? 0x02 : 0) | (w !== undefined ? 0x04 | (w.qos << 3) | (w.retain ? 0x20 : 0) : 0) |
+    (f.username !== undefined ? 0x80 : 0) | (f.password !== undefined ? 0x40 : 0)
+}
+
+/** The body of a CONNECT from its fields (the frame: `frame(0x10, connectBody(f))`). */
+export function connectBody (f: ConnectFields): Buffer {
+  const v5 = (f.level & 0x7f) === 5
+  const parts: Buffer[] = [str(f.protocolName), Buffer.from([f.level, f.flags ?? connectFlags(f)]), u16(f.keepalive)]
+  if (v5) parts.push(f.propertyLength ?? encodeVarint((f.properties ?? Buffer.alloc(0)).length), f.properties ?? Buffer.alloc(0))
+  parts.push(str(f.clientId))
+  if (f.will !== undefined) {
+    if (v5) parts.push(propertyBlock(f.will.properties ?? Buffer.alloc(0)))
+    parts.push(str(f.will.topic), str(f.will.payload))
+  }
+  if (f.username !== undefined) parts.push(str(f.username))
+  if (f.password !== undefined) parts.push(str(f.password))
+  if (f.tail !== undefined) parts.push(f.tail)
+  return Buffer.concat(parts)
 }
 
 /** PUBLISH at `qos` with packet id `id` (QoS > 0), maybe retained, with v5 properties. */
