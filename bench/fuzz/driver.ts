@@ -335,17 +335,12 @@ function reactTo (received: Buffer[], write: (b: Buffer) => void, react: (b0: nu
     if (received.length > seen) {
       buf = Buffer.concat([buf, ...received.slice(seen)])
       seen = received.length
-      let pos = 0
-      while (pos < buf.length) {
-        const len = readVarint(buf, pos + 1, buf.length)
-        if (len < 0) break
-        const body = pos + 1 + varintSize(len)
-        if (body + len > buf.length) break
-        const answer = react(buf[pos], buf.subarray(body, body + len))
+      const { list, used } = splitFrames(buf)
+      for (const [b0, body] of list) {
+        const answer = react(b0, body)
         if (answer !== null) write(answer)
-        pos = body + len
       }
-      buf = buf.subarray(pos)
+      buf = buf.subarray(used)
     }
     setTimeout(poll, 5).unref()
   }
@@ -354,17 +349,22 @@ function reactTo (received: Buffer[], write: (b: Buffer) => void, react: (b0: nu
 
 /** The frames at the start of `bytes`, as [first byte, body]. */
 function frames (bytes: Buffer): Array<[number, Buffer]> {
-  const out: Array<[number, Buffer]> = []
+  return splitFrames(bytes).list
+}
+
+/** The complete frames at the start of `bytes`, as [first byte, body], and how many bytes they take. */
+function splitFrames (bytes: Buffer): { list: Array<[number, Buffer]>, used: number } {
+  const list: Array<[number, Buffer]> = []
   let pos = 0
   while (pos < bytes.length) {
     const len = readVarint(bytes, pos + 1, bytes.length)
     if (len < 0) break
     const i = pos + 1 + varintSize(len)
     if (i + len > bytes.length) break
-    out.push([bytes[pos], bytes.subarray(i, i + len)])
+    list.push([bytes[pos], bytes.subarray(i, i + len)])
     pos = i + len
   }
-  return out
+  return { list, used: pos }
 }
 
 /** The code of the first CONNACK (3.1.1 return code or 5.0 reason code), null when none came. */

@@ -67,6 +67,18 @@ export interface NodeProcess {
   readonly exited: Promise<Exit>
 }
 
+/**
+ * Asserts that `node` came through what a test threw at it: it has not exited, wrote nothing
+ * like an uncaught error on stderr and logged nothing at error level or above (the fuzzer's
+ * node doors hold every node to this).
+ */
+export function expectNodeUnharmed (node: NodeProcess): void {
+  expect(node.child.exitCode).toBeNull()
+  expect(node.child.signalCode).toBeNull()
+  expect(node.stderr()).not.toMatch(/Error|Uncaught|unhandled/)
+  expect(node.logLines().filter(l => l.level >= 50)).toEqual([])
+}
+
 /** Options of {@link spawnNode}. */
 export interface SpawnNodeOptions {
   /** Extra `STARLING_*` variables, over {@link EPHEMERAL_ENV} (all four MQTT listeners stay enabled). */
