@@ -43,20 +43,23 @@ export async function startStarling (config: StarlingConfig, init: Omit<StartNod
     // load order: the API first (so it answers while the others load), the rule engine after the core's plugins
     plugins: [api.plugin, ...CORE_PLUGINS, rules.plugin, svcAuthClientid, svcAuthUsername, ...AUTH_BACKEND_PLUGINS],
     operations: [(node) => { rules.registerOperations(node) }],
-    cluster: createCluster
+    cluster: createCluster,
+    ctlCommands: PART_CTL_COMMANDS
   }
   const node = await startNode(config, { ...init, parts })
   // the parts' handles beside the node, for the programs and the tests (the node itself is complete without them)
   return Object.assign(node, { rules: rules.engine, api }) as Starling
 }
-/**
- * Every `starling-ctl` command: the core's, then the rule engine's, the schema registry's and
- * the cluster's. Each part defines its commands beside its code; this is the one list the
- * program is built from.
- */
-export const ALL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
-  ...NODE_CTL_COMMANDS,
+/** The parts' `starling-ctl` commands: the rule engine's, the schema registry's and the cluster's. */
+const PART_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...RULE_CTL_COMMANDS,
   ...SCHEMA_CTL_COMMANDS,
   ...CLUSTER_CTL_COMMANDS
 ]
+
+/**
+ * Every `starling-ctl` command: the core's, then the parts'. Each part defines its commands
+ * beside its code; this is the one list the program is built from, and the node's control
+ * socket checks each request's arguments against it.
+ */
+export const ALL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [...NODE_CTL_COMMANDS, ...PART_CTL_COMMANDS]

@@ -10,7 +10,8 @@ import { Broker } from './mqtt/broker.js'
 import { brokerSettingsFrom } from './mqtt/settings.js'
 import { MqttListener, type ListenerSpec, type ListenerInfo } from './mqtt/listeners.js'
 import { createMetrics, type Metrics } from './metrics.js'
-import { createControlServer, controlSocketPath, type ControlServer } from './control/index.js'
+import { createControlServer, controlSocketPath, type ControlServer, type CtlCommand } from './control/index.js'
+import { NODE_CTL_COMMANDS } from './ctl-commands.js'
 import { VERSION } from './version.js'
 import { ListenError } from './listen-error.js'
 import { HooksBus } from './hooks.js'
@@ -89,6 +90,8 @@ export interface NodeParts {
   operations?: ReadonlyArray<(node: StarlingNode) => void>
   /** Builds the cluster part from the node's components (started after the plugins; a failure to bind is `cluster.listen`'s). */
   cluster?: (components: NodeComponents) => ClusterPart
+  /** The parts' `starling-ctl` commands (rule engine, schema registry, cluster): the control socket checks their arguments as it does the core's. */
+  ctlCommands?: ReadonlyArray<CtlCommand<any>>
 }
 
 /** How a node is started beside its configuration. */
@@ -133,7 +136,8 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
     cleanups.unshift(async () => expiry.stop())
     const listeners = listenerSpecs(config, cwd, logger).map(spec => new MqttListener(spec, broker, logger.child({ component: 'mqtt:listeners' })))
     const startedAt = Date.now()
-    const control = createControlServer({ socketPath: controlSocketPath(dataDir), logger, handlers: {} })
+    const table = [...NODE_CTL_COMMANDS, ...(init.parts?.ctlCommands ?? [])]
+    const control = createControlServer({ socketPath: controlSocketPath(dataDir), logger, handlers: {}, table })
     control.register('status', () => ({ node: name, status: 'started', version: VERSION, uptime: Math.floor((Date.now() - startedAt) / 1000) }))
     control.register('listeners', (): ListenerInfo[] => listeners.map(l => l.info()))
     await control.start()

@@ -51,6 +51,55 @@ export interface CtlCommand<Result = unknown> {
   render (result: Result, invocation: CtlInvocation): string
 }
 
+/** Name of the node-side handler of `spec`: its `command`, else its words joined by spaces. */
+export function commandName (spec: CtlCommand<any>): string {
+  return spec.command ?? spec.words.join(' ')
+}
+
+/** `plugins load <Plugin>`: the words and arguments, as `--help` lists them. */
+export function commandUsage (spec: CtlCommand<any>): string {
+  const args = (spec.args ?? []).map((a) => {
+    const name = a.name + (a.variadic === true ? '...' : '')
+    return a.optional === true ? `[${name}]` : `<${name}>`
+  })
+  return [...spec.words, ...args].join(' ')
+}
+
+/** Why a request's arguments do not fit its command: which check failed, and the message. */
+export interface ArgumentsError {
+  /** `missing`: a required argument is absent; `excess`: more than declared; `type`: not a string. */
+  kind: 'missing' | 'excess' | 'type'
+  message: string
+}
+
+/**
+ * Checks positional arguments against the command's declared ones: the count (every
+ * required argument given, no more than declared unless the last is variadic) and the
+ * type (strings). Returns the usage error, worded as `starling-ctl`'s parser (commander)
+ * words it, or null when the arguments fit. The node runs it on every request before the
+ * handler, so a handler may rely on its required arguments being there.
+ */
+export function argumentsError (spec: CtlCommand<any>, args: readonly unknown[]): ArgumentsError | null {
+  const declared = spec.args ?? []
+  const usage = ` (usage: starling-ctl ${commandUsage(spec)})`
+  for (let i = args.length; i < declared.length; i++) {
+    if (declared[i].optional !== true) return { kind: 'missing', message: `missing required argument '${declared[i].name}'${usage}` }
+  }
+  const variadic = declared[declared.length - 1]?.variadic === true
+  if (!variadic && args.length > declared.length) {
+    const optional = declared.some((a) => a.optional === true)
+    const expected = `${optional ? 'at most ' : ''}${declared.length} argument${declared.length === 1 ? '' : 's'}`
+    return { kind: 'excess', message: `too many arguments for '${commandName(spec)}': expected ${expected} but got ${args.length}${usage}` }
+  }
+  const wrong = args.findIndex((a) => typeof a !== 'string')
+  if (wrong !== -1) {
+    const name = declared[Math.min(wrong, declared.length - 1)]?.name ?? String(wrong + 1)
+    const type = args[wrong] === null ? 'null' : Array.isArray(args[wrong]) ? 'an array' : typeof args[wrong]
+    return { kind: 'type', message: `argument '${name}' must be a string, not ${type}${usage}` }
+  }
+  return null
+}
+
 /** Identity function that types `render` from the result type. */
 export function defineCommand<Result> (command: CtlCommand<Result>): CtlCommand<Result> {
   return command

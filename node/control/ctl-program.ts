@@ -11,7 +11,7 @@ import { Command, CommanderError } from 'commander'
 import { loadConfig, resolvePath } from '../config/index.js'
 import { packageRoot } from '../version.js'
 import { callControl } from './client.js'
-import { CTL_COMMANDS, type CtlCommand, type CtlInvocation } from './commands.js'
+import { CTL_COMMANDS, commandName, commandUsage, type CtlCommand, type CtlInvocation } from './commands.js'
 import { formatJson } from './format.js'
 import { controlSocketPath, type ControlOptions } from './protocol.js'
 
@@ -102,9 +102,9 @@ function createProgram (io: CtlIo, commands: ReadonlyArray<CtlCommand<any>>, set
 
   const multiWord = commands.filter((c) => c.words.length > 1)
   if (multiWord.length > 0) {
-    const width = Math.max(...multiWord.map((c) => usage(c).length)) + 2
+    const width = Math.max(...multiWord.map((c) => commandUsage(c).length)) + 2
     program.addHelpText('after', '\nAll commands with subcommands:\n' +
-      multiWord.map((c) => `  ${usage(c).padEnd(width)}${c.description}`).join('\n'))
+      multiWord.map((c) => `  ${commandUsage(c).padEnd(width)}${c.description}`).join('\n'))
   }
   return program
 }
@@ -119,18 +119,12 @@ function leafCommand (program: Command, spec: CtlCommand<any>): Command {
   return parent.command(spec.words[spec.words.length - 1]).description(spec.description)
 }
 
-/** `plugins load <plugin>`: the words and arguments, as listed in help. */
-function usage (spec: CtlCommand<any>): string {
-  const args = (spec.args ?? []).map((a) => a.optional === true ? `[${a.name}]` : `<${a.name}>`)
-  return [...spec.words, ...args].join(' ')
-}
-
 /** Loads the node's configuration, sends the command and renders the result. */
 async function runCommand (io: CtlIo, spec: CtlCommand<any>, invocation: CtlInvocation, globals: GlobalOptions): Promise<string> {
   // the node's own resolution (bin/starling): relative paths are the installation's
   const cfg = loadConfig({ file: globals.config, env: io.env, cwd: io.cwd, root: io.root ?? packageRoot() })
   const socketPath = controlSocketPath(resolvePath(cfg, 'node.data_dir'))
-  const result = await callControl(socketPath, spec.command ?? spec.words.join(' '), invocation.args, invocation.options, {
+  const result = await callControl(socketPath, commandName(spec), invocation.args, invocation.options, {
     nodeName: cfg['node.name'],
     timeoutMs: spec.timeoutMs
   })

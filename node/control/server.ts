@@ -7,12 +7,13 @@ import net from 'node:net'
 import path from 'node:path'
 import { chmod, lstat, mkdir, unlink } from 'node:fs/promises'
 import type { Logger } from '../logger.js'
-import { ApiError, HTTP_STATUS, errorCode } from '../errors.js'
+import { ApiError, HTTP_STATUS, MissingParameterError, RefusedError, WrongTypeError, errorCode } from '../errors.js'
 import {
   MAX_SOCKET_PATH_BYTES, createLineReader, encodeLine, normaliseCommand, parseRequest,
   RequestFormatError, type ControlOptions, type ControlResponse
 } from './protocol.js'
 import { ControlError, ControlSocketInUseError, ControlSocketPathTooLongError } from './errors.js'
+import { argumentsError, commandName, type CtlCommand } from './commands.js'
 
 /** What a handler receives: the positional arguments and options of the command. */
 export interface ControlHandlerRequest {
@@ -37,6 +38,14 @@ export interface ControlServerInit {
   logger: Logger
   /** Commands known from the start; more can be added with `register`. */
   handlers?: ControlHandlers
+  /**
+   * The `starling-ctl` command table (bin/assemble.ts `ALL_CTL_COMMANDS`). A request for a
+   * command of the table has its arguments checked against the command's declared ones
+   * before its handler runs: too few, too many or not strings get the usage error
+   * `starling-ctl` would print, and the handler is not called. A command the table does not
+   * describe is passed its arguments as sent.
+   */
+  table?: ReadonlyArray<CtlCommand<any>>
 }
 
 /** The control socket of one node. */
@@ -58,6 +67,9 @@ export interface ControlServer {
   commands(): string[]
 }
 
+/** The catalogue's kind of each usage error (node/errors.ts): codes 107, 102 and 108. */
+const USAGE_ERRORS = { missing: MissingParameterError, excess: RefusedError, type: WrongTypeError } as const
+
 /** How long the start-up probe waits for a node that may already hold the socket. */
 const PROBE_TIMEOUT_MS = 1000
 
@@ -70,6 +82,8 @@ export function createControlServer (init: ControlServerInit): ControlServer {
   // a socket that belongs to another node.
   let server: net.Server | undefined
   const sockets = new Set<net.Socket>()
+  const usages = new Map<string, CtlCommand<any>>()
+  for (const spec of init.table ?? []) usages.set(normaliseCommand(commandName(spec)), spec)
 
   function register (command: string, handler: ControlHandler): void {
     const name = normaliseCommand(command)
@@ -115,6 +129,10 @@ export function createControlServer (init: ControlServerInit): ControlServer {
     }
     logger.debug({ command: req.command, args: req.args }, 'control command')
     try {
+      // the client's argument count is not taken on trust: `starling-ctl` checks it, `nc -U` does not
+      const spec = usages.get(req.command)
+      const misuse = spec === undefined ? null : argumentsError(spec, req.args)
+      if (misuse !== null) throw new USAGE_ERRORS[misuse.kind](misuse.message)
       const result = await handler({ args: req.args, options: req.options })
       reply(socket, { id: req.id, ok: true, result: result ?? null })
     } catch (err) {
