@@ -31,7 +31,6 @@ import { createLibp2p, type Libp2p } from 'libp2p'
 import { tcp } from '@libp2p/tcp'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
-import { preSharedKey } from '@libp2p/pnet'
 import { identify } from '@libp2p/identify'
 import { generateKeyPair } from '@libp2p/crypto/keys'
 import { multiaddr } from '@multiformats/multiaddr'
@@ -40,7 +39,8 @@ import type { Logger } from '../node/logger.js'
 import type { PublishMessage } from '../node/mqtt/core.js'
 import { topicNameError } from '../node/mqtt/topic.js'
 import type { BridgeLink, RpcBridgeTransport } from '../node/bridges/types.js'
-import { boundedCipher, Link, multiaddrOf, pskFromCookie, PING_MS, SILENCE_MS, type Frame, type Mesh } from './mesh.js'
+import { privateNetwork } from './private-network.js'
+import { Link, multiaddrOf, pskFromCookie, PING_MS, SILENCE_MS, type Frame, type Mesh } from './mesh.js'
 import { decodeBatch, encodeBatch, type ForwardedMessage } from './pub-batch.js'
 import { parseNodeAddress } from './node-address.js'
 
@@ -132,7 +132,7 @@ export class ClusterBridgeTransport implements RpcBridgeTransport {
         transports: [tcp()],
         connectionEncrypters: [noise()],
         streamMuxers: [yamux()],
-        connectionProtector: boundedCipher(preSharedKey({ psk: pskFromCookie(this.node.cookie) })),
+        connectionProtector: privateNetwork({ psk: pskFromCookie(this.node.cookie) }),
         connectionMonitor: { abortConnectionOnPingFailure: false },
         services: { identify: identify() }
       }))()

@@ -19,14 +19,14 @@ import { createLibp2p, type Libp2p } from 'libp2p'
 import { tcp } from '@libp2p/tcp'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
-import { preSharedKey } from '@libp2p/pnet'
 import { identify } from '@libp2p/identify'
 import { gossipsub } from '@libp2p/gossipsub'
 import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
 import { multiaddr } from '@multiformats/multiaddr'
 import { Packr } from 'msgpackr'
-import type { Stream, Connection, PrivateKey, ConnectionProtector, MessageStream } from '@libp2p/interface'
+import type { Stream, Connection, PrivateKey } from '@libp2p/interface'
 import type { Logger } from '../node/logger.js'
+import { privateNetwork } from './private-network.js'
 
 const LINK_PROTOCOL = '/starling/link/1.0.0'
 const CONTROL_TOPIC = 'starling/cluster/1'
@@ -41,13 +41,10 @@ export const FRAME_PUBLISH_BATCH = 1
 /** A frame larger than this closes the link (a corrupt length prefix). */
 const MAX_FRAME = 256 * 1024 * 1024
 /**
- * Bytes handed to the link's stream per write. The private network below encrypts each
- * write in one piece in WebAssembly memory (xsalsa20, at most 64 MiB), so no write may be
- * the whole backlog of a congested link.
+ * Bytes handed to the link's stream per write, so that no write is the whole backlog of a
+ * congested link (the private network enciphers each write in one piece).
  */
 const WRITE_CHUNK = 64 * 1024
-/** Largest piece the private network's cipher is given at once (its stream's message size). */
-const CIPHER_CHUNK = 64 * 1024
 /**
  * A link with more than this many bytes waiting to be written is congested: the publishers
  * whose messages go there are paused until it is back under {@link LINK_LOW_WATER}.
@@ -110,27 +107,6 @@ export interface MeshInit {
 }
 
 const packr = new Packr({ useRecords: false, moreTypes: false })
-
-/**
- * The private network's protector, its encrypted stream limited to {@link CIPHER_CHUNK}
- * bytes per write (the stream's public `maxMessageSize`): unlimited, a congested connection
- * hands its whole write buffer to xsalsa20 at once when the socket drains, and a buffer
- * above the cipher's 64 MiB of WebAssembly memory killed the node
- * (`WebAssembly.Memory.grow(): Maximum memory size exceeded`). Reads reach the cipher one
- * socket read at a time.
- */
-export function boundedCipher (factory: (components: any) => ConnectionProtector): (components: any) => ConnectionProtector {
-  return (components) => {
-    const inner = factory(components)
-    return {
-      async protect (connection, options) {
-        const protectedStream = await inner.protect(connection, options) as MessageStream & { maxMessageSize?: number }
-        protectedStream.maxMessageSize = CIPHER_CHUNK
-        return protectedStream
-      }
-    }
-  }
-}
 
 /** The 32-byte pre-shared key of the private network, from the cookie. */
 export function pskFromCookie (cookie: string): Uint8Array {
@@ -333,7 +309,7 @@ export class Mesh extends EventEmitter<MeshEvents> {
       transports: [tcp()],
       connectionEncrypters: [noise()],
       streamMuxers: [yamux()],
-      connectionProtector: boundedCipher(preSharedKey({ psk: pskFromCookie(this.init.cookie) })),
+      connectionProtector: privateNetwork({ psk: pskFromCookie(this.init.cookie) }),
       connectionMonitor: { abortConnectionOnPingFailure: false },
       // libp2p refuses (resets) a sixth connection per second from one host by default; the
       // members of a cluster on one host, and RPC bridges from another cluster's nodes behind

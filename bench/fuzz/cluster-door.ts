@@ -34,7 +34,6 @@ import { createLibp2p, type Libp2p } from 'libp2p'
 import { tcp } from '@libp2p/tcp'
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
-import { preSharedKey } from '@libp2p/pnet'
 import { identify } from '@libp2p/identify'
 import { gossipsub } from '@libp2p/gossipsub'
 import { generateKeyPair } from '@libp2p/crypto/keys'
@@ -43,6 +42,7 @@ import { Packr } from 'msgpackr'
 import type { Connection, ConnectionProtector, Stream } from '@libp2p/interface'
 import '../../cluster/polyfills.js'
 import { multiaddrOf, pskFromCookie } from '../../cluster/mesh.js'
+import { privateNetwork } from '../../cluster/private-network.js'
 import { encodeBatch, type ForwardedMessage } from '../../cluster/pub-batch.js'
 import { BRIDGE_PROTOCOL } from '../../cluster/bridge-transport.js'
 import {
@@ -148,7 +148,9 @@ interface Context {
  * network: garbage instead of multistream-select, or a garbled noise handshake.
  */
 async function peerNode (psk: Uint8Array, how: 'full' | 'garble-multistream' | 'garble-noise', garbage?: { next: Buffer }): Promise<Libp2p<any>> {
-  const pnet = preSharedKey({ psk }) as unknown as (components: any) => ConnectionProtector
+  // the node's own protector: @libp2p/pnet's cipher leaks per connection (cluster/private-network.ts)
+  // and would end the fuzzer's process as it ended the node's
+  const pnet = privateNetwork({ psk })
   const protector = how !== 'garble-multistream'
     ? pnet
     : (components: any): ConnectionProtector => {

@@ -78,6 +78,7 @@ const NOT_KINDS: Record<string, string> = {
   SqlError: 'rule engine: the API answers it as RefusedError (invalid SQL)',
   SqlEvalError: 'rule engine: counted as a rule failure, never answered',
   SchemaCompileError: 'schema registry: the API answers it as RefusedError',
+  KeystreamExhaustedError: 'cluster private network: closes that one connection (after 256 GiB one way); a member dials again, nothing answers it',
   ConversionError: 'rule functions: a rule failure, never answered',
   FunctionUnavailableError: 'rule functions: a rule failure, never answered',
   DeferredResult: 'rule functions: not an error, a value thrown to defer',
