@@ -11,6 +11,7 @@ import { ViolationCloser } from './violation.js'
 import { createForwardFilter } from './forward.js'
 import { clientState, stateOf, type ClientState } from './client-state.js'
 import { installFastDeliver } from './fast-deliver.js'
+import { installServerDisconnect } from './server-disconnect.js'
 import { installOutboundWindow } from './outbound-window.js'
 import { SessionRegistry } from './session-registry.js'
 import { installWillPublish } from './will.js'
@@ -325,7 +326,10 @@ export class Broker {
     const certUsername = peerCertUsername(origin?.peerCertAsUsername, origin?.tlsSocket, state.access)
     if (certUsername !== undefined) packet.username = state.username = state.access.username = certUsername
     client[clientState] = state
-    if (wire) installFastDeliver(client, wire, (p, reason) => this.dropped(p, reason))
+    if (wire) {
+      installFastDeliver(client, wire, (p, reason) => this.dropped(p, reason))
+      installServerDisconnect(client)
+    }
     // the client's Receive Maximum on what we send it [MQTT-3.3.4-9]; 65535 (the default) needs no window
     const receiveMaximum = v5 ? packet.properties?.receiveMaximum : undefined
     if (wire && typeof receiveMaximum === 'number' && receiveMaximum > 0 && receiveMaximum < 65535) installOutboundWindow(client, wire, receiveMaximum)

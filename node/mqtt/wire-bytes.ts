@@ -106,3 +106,29 @@ export function scanUtf8 (buf: Buffer, start: number, end: number): number {
 export function isUtf8Range (buf: Buffer, start: number, end: number): boolean {
   return isUtf8(buf.subarray(start, end))
 }
+
+/**
+ * `buf` (whole frames of ours) without its PUBLISH frames: what a connection that is closing
+ * still owes (acknowledgements, SUBACKs ...) but none of the deliveries, which would only
+ * stand between the peer and the DISCONNECT. Returns `buf` itself when it holds no PUBLISH.
+ */
+export function withoutPublishes (buf: Buffer): Buffer {
+  const kept: Buffer[] = []
+  let pos = 0
+  let from = 0
+  let dropped = false
+  while (pos < buf.length) {
+    const len = readVarint(buf, pos + 1, buf.length)
+    if (len < 0) break
+    const end = pos + 1 + varintSize(len) + len
+    if (buf[pos] >> 4 === 3) {
+      if (pos > from) kept.push(buf.subarray(from, pos))
+      from = end
+      dropped = true
+    }
+    pos = end
+  }
+  if (!dropped) return buf
+  if (from < buf.length) kept.push(buf.subarray(from))
+  return kept.length === 1 ? kept[0] : Buffer.concat(kept)
+}

@@ -6,7 +6,7 @@ import { scanSubscribe, patchSuback, unsupportedFeature, PendingSubacks } from '
 import type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 import { checkPacket, checkHeader, publishPrefix, sessionExpiryOf, MALFORMED, PROTOCOL_ERROR } from './packet-check.js'
 import { seen } from './packet-properties.js'
-import { readVarint, varintFault, varintSize } from './wire-bytes.js'
+import { readVarint, varintFault, varintSize, withoutPublishes } from './wire-bytes.js'
 import type { OutboundWindow } from './outbound-window.js'
 export type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 
@@ -25,6 +25,16 @@ const PINGREQ = 12
 const PINGRESP = 13
 const DISCONNECT = 14
 const AUTH = 15
+
+/** How long a closing connection may go without its unsent bytes shrinking before it is cut off. */
+const LINGER_STEP_MS = 2000
+/**
+ * Longest a closing connection that keeps reading is kept to deliver its last frames. What
+ * it may still have to take is bounded (the socket's buffer stays below
+ * `mqtt`'s drop threshold, 8 MiB by default, plus one high-water mark): 30 s is enough for a
+ * reader of about 300 KB/s, and a peer that stops reading is cut off one step after it stopped.
+ */
+const LINGER_MAX_MS = 30_000
 
 /**
  * 1 for a frame from the client (by its first byte) that the server answers with exactly one
@@ -102,6 +112,10 @@ export class Wire {
   private carry: Buffer | null = null
   private skip = 0
   private dead = false
+  /** The connection is closing: its last frame is written, the socket ended (see {@link closeWith}). */
+  private lingering = false
+  /** A CONNACK accepting the connection has been written (a DISCONNECT may follow it [MQTT-3.14.0-1]). */
+  private accepted = false
   /**
    * Frames aedes was given that it still owes an answer (see `owesAnswer`): +1 as such a
    * frame is scanned in, -1 as its answer is scanned out. Two integer updates per such
@@ -120,6 +134,8 @@ export class Wire {
   private readonly origWrite: (this: Duplex, chunk: any, cb?: any) => boolean
   /** @internal the socket's own read, called by the shared interposed one. */
   readonly origRead: (this: Duplex, n?: number) => any
+  /** @internal the socket's own destroy, called by the shared interposed one. */
+  readonly origDestroy: (this: Duplex, err?: Error) => Duplex
 
   constructor (
     readonly socket: Duplex,
@@ -131,9 +147,11 @@ export class Wire {
     // (an idle connection's memory is what the 10k-connection benchmark measures).
     this.origWrite = socket.write as any
     this.origRead = socket.read as any
+    this.origDestroy = socket.destroy as any
     ;(socket as any)[WIRE_OF_SOCKET] = this
     socket.write = bufferedWrite as any
     socket.read = scannedRead as any
+    socket.destroy = lingeringDestroy as any
   }
 
   /** The client id: aedes sets `socket.client` once it has taken the CONNECT. */
@@ -271,6 +289,9 @@ export class Wire {
       return
     }
     let buf = parts.length === 1 ? parts[0] : Buffer.concat(parts)
+    // a connection being closed gets what it is owed, not more deliveries: they would only
+    // stand between the peer and the DISCONNECT (QoS 1/2 ones stay queued in the session)
+    if (this.dead) buf = withoutPublishes(buf)
     if (this.window !== null) {
       buf = this.window.filter(buf)
       if (buf.length === 0) {
@@ -310,6 +331,7 @@ export class Wire {
       const end = body + len
       c.sendPkt++
       m['packets/sent']++
+      if (type === CONNACK && len >= 2) this.accepted = out[body + 1] === 0
       const metric = SENT_PACKET_METRIC[type]
       if (metric !== null) m[metric]++
       if (type === CONNACK && this.sessionPresent && len >= 2 && out[body + 1] === 0) {
@@ -345,6 +367,8 @@ export class Wire {
       }
       if (this.tap !== null) this.tap.outbound(this, out, pos, body, end)
       pos = end
+      // [MQTT-3.14.4-1] nothing after the server's DISCONNECT
+      if (type === DISCONNECT) { out = out.subarray(0, end); break }
     }
     if (this.onAnswered !== null && this.unanswered <= 0) this.answered()
     return out
@@ -553,26 +577,84 @@ export class Wire {
   }
 
   /**
-   * Ends the connection after a violation: `frame` (a DISCONNECT or CONNACK, or null for
-   * none) goes out after what is already queued, held output included (nothing is held for a
-   * closing connection), then the socket is ended. The peer closes on the FIN; one that does
-   * not is cut off after `lingerMs`. Ending rather than destroying at once keeps the last
-   * frames from being lost to a reset while the peer's unread bytes are still arriving. A
-   * connection that was never sent anything and gets no frame is destroyed at once.
+   * Ends the connection: `frame` (a DISCONNECT or CONNACK, or null for none) goes out after
+   * the answers already queued (held output included: nothing is held for a closing
+   * connection; queued deliveries are dropped), nothing after it [MQTT-3.14.4-1], then the
+   * socket is ended. The peer closes on the FIN. Ending rather than destroying at once keeps
+   * the last frames from being lost to a reset, or to the destroy of a TLS or WebSocket
+   * stream whose backlog is still going out: the connection lingers while its unsent bytes
+   * shrink, and is cut off `lingerMs` after they stopped shrinking (a peer that does not
+   * read), or after {@link LINGER_MAX_MS} at most. A connection that was never sent anything
+   * and gets no frame is destroyed at once. Only the first call counts.
    */
-  closeWith (frame: Buffer | null, lingerMs = 2000): void {
+  closeWith (frame: Buffer | null, lingerMs = LINGER_STEP_MS): void {
     this.dead = true
     this.onAnswered = null
     const socket = this.socket
-    if (socket.destroyed) return
+    if (socket.destroyed || this.lingering) return
     // nothing to deliver: cut at once; otherwise what is queued (answers to the packets
     // before the violation) still goes out first
-    if (frame === null && this.chunks.length === 0 && this.counters.sendPkt === 0) { socket.destroy(); return }
+    if (frame === null && this.chunks.length === 0 && this.counters.sendPkt === 0) { this.origDestroy.call(socket); return }
     this.holds = 0
     if (frame !== null) this.enqueue(frame)
     this.flush()
+    this.lingering = true
     socket.end()
-    setTimeout(() => socket.destroy(), lingerMs).unref()
+    this.linger(lingerMs)
+  }
+
+  /**
+   * The server's DISCONNECT (aedes' `client.disconnect`: a takeover, a kick, shutdown ...):
+   * `frame` goes out when the client was accepted, its CONNACK written or still queued,
+   * whether or not aedes counts it as connected yet [MQTT-3.1.4-3]; never before the
+   * CONNACK [MQTT-3.14.0-1]. Then as {@link closeWith}.
+   */
+  disconnect (frame: Buffer | null): void {
+    if (this.socket.destroyed || this.lingering) return
+    this.dead = true
+    this.holds = 0
+    // a CONNACK still queued is scanned (and sent) now: it says whether a DISCONNECT may follow
+    this.flush()
+    this.closeWith(this.accepted ? frame : null)
+  }
+
+  /** While lingering: cut off once the unsent bytes stop shrinking (see {@link closeWith}). */
+  private linger (stepMs: number): void {
+    const socket = this.socket
+    const started = Date.now()
+    let last = socket.writableLength
+    const check = (): void => {
+      if (socket.destroyed) return
+      const left = socket.writableLength
+      // shrinking, or just emptied (the peer gets one more step to read the rest and close)
+      const progress = left > 0 ? left < last : last > 0
+      if (progress && Date.now() - started < LINGER_MAX_MS) {
+        last = left
+        setTimeout(check, stepMs).unref()
+        return
+      }
+      this.origDestroy.call(socket)
+    }
+    setTimeout(check, stepMs).unref()
+  }
+
+  /**
+   * @internal aedes destroys the socket when it closes a client, and when a write it makes
+   * after the close is refused (its own error, without a system error code): while the last
+   * frames are still going out, the socket stays (the linger ends it), and what the peer
+   * still sends is read and discarded, so that its FIN, its answer to ours, is seen. A
+   * destroy then would close the descriptor with the peer's bytes unread, which sends a
+   * reset instead of the FIN and discards the DISCONNECT still in the kernel's buffers.
+   * The socket's own errors (a reset by the peer, EPIPE) destroy it at once.
+   */
+  destroyRequested (err?: Error): boolean {
+    const socket: any = this.socket
+    if (!this.lingering || (err as any)?.code !== undefined || socket.readableEnded === true) return true
+    if (socket.listenerCount('readable') === 0) {
+      socket.read = this.origRead
+      socket.resume()
+    }
+    return false
   }
 
   /** Passes bytes before `pos` on and keeps the incomplete frame at `pos` for the next read. */
@@ -595,6 +677,17 @@ export const SECOND_CONNECT = 16
 /** The socket's `write` while a wire interposes: buffer for the once-per-turn flush. */
 function bufferedWrite (this: any, chunk: any, encoding?: any, cb?: any): boolean {
   return (this[WIRE_OF_SOCKET] as Wire).enqueue(chunk, typeof encoding === 'function' ? encoding : cb)
+}
+
+/** The socket's `destroy` while a wire interposes: not while its last frames are going out (see {@link Wire.closeWith}). */
+function lingeringDestroy (this: any, err?: Error): any {
+  const wire: Wire = this[WIRE_OF_SOCKET]
+  return wire.destroyRequested(err) ? wire.origDestroy.call(this, err) : this
+}
+
+/** The wire interposed on `socket`, if any. */
+export function wireOfSocket (socket: unknown): Wire | undefined {
+  return (socket as any)?.[WIRE_OF_SOCKET]
 }
 
 /** The socket's `read` while a wire interposes: scan what the socket returns. */
