@@ -165,8 +165,8 @@ function readServerFrames (buf: Buffer, received: Buffer[], raw: net.Socket): Bu
     const opcode = buf[pos] & 15
     let len = buf[pos + 1] & 127
     let p = pos + 2
-    if (len === 126) { if (buf.length - p < 2) break; len = buf.readUInt16BE(p); p += 2 }
-    if (len === 127) { if (buf.length - p < 8) break; len = Number(buf.readBigUInt64BE(p)); p += 8 }
+    // (a 16-bit length of exactly 127 is a length, not the 64-bit marker)
+    if (len === 126) { if (buf.length - p < 2) break; len = buf.readUInt16BE(p); p += 2 } else if (len === 127) { if (buf.length - p < 8) break; len = Number(buf.readBigUInt64BE(p)); p += 8 }
     if (buf.length - p < len) break
     const payload = buf.subarray(p, p + len)
     if (opcode === OP_BINARY || opcode === OP_TEXT || opcode === OP_CONTINUATION) received.push(Buffer.from(payload))
