@@ -50,7 +50,7 @@ export default tseslint.config(
   },
   // mqtt-packet too, in product code (tests and benchmarks encode frames as a client would)
   {
-    files: ['node/**', 'cluster/**', 'api/**', 'rules/**', 'bin/**'],
+    files: ['node/**', 'plugins/**', 'cluster/**', 'api/**', 'rules/**', 'bin/**'],
     ignores: MQTT_CORE_OWNERS,
     rules: { 'no-restricted-imports': ['error', { patterns: [AEDES_IMPORTS, MQTT_PACKET_IMPORTS] }] }
   }

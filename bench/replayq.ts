@@ -1,5 +1,5 @@
 /**
- * The replay queue's write and read rates on this machine's disk (node/store/replayq.ts):
+ * The replay queue's write and read rates on this machine's disk (plugins/kit/replayq/replayq.ts):
  * durable appends per second with group commit, for appends of 1, 32 and 256 items of
  * 200 bytes made one after another, and with 64 concurrent appenders of one item (a
  * bridge under many publishers: their appends share a group and an fsync); then pop + ack
@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { openReplayQueue } from '../node/store/replayq.js'
+import { openReplayQueue } from '../plugins/kit/replayq/replayq.js'
 
 const ITEM_BYTES = 200
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '3' }, dir: { type: 'string' } } })

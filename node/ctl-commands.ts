@@ -1,13 +1,13 @@
 import type { CtlCommand } from './control/index.js'
 import { CTL_COMMANDS } from './control/index.js'
 import { ACL_CTL_COMMANDS } from './acl/index.js'
-import { AUTH_CTL_COMMANDS } from './auth/index.js'
+import { AUTH_CTL_COMMANDS } from '../plugins/auth/index.js'
 import { BANNED_CTL_COMMANDS } from './banned/index.js'
 import { PLUGIN_CTL_COMMANDS } from './plugins/index.js'
 import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/index.js'
 import { MGMT_CTL_COMMANDS } from './apps/ctl.js'
 import { MONITORING_CTL_COMMANDS } from './ops/monitoring-ctl.js'
-import { BRIDGE_CTL_COMMANDS } from './bridges/ctl.js'
+import { BRIDGE_CTL_COMMANDS } from '../plugins/bridge_mqtt/ctl.js'
 
 /**
  * The core's `starling-ctl` commands, from every service of node/. The composition root

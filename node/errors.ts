@@ -85,7 +85,7 @@ export const ERRORS = {
   BadTopicError: kind('BadTopicError', 115, 400, 'bad topic "<topic>": <why> / bad topic filter "<filter>": <why> / parameter topic <rule>', '`/mqtt/publish`, `/mqtt/subscribe`, `/mqtt/unsubscribe`'),
   BadQosError: kind('BadQosError', 116, 400, 'parameter qos must be equal to one of the allowed values', '`/mqtt/publish`, `/mqtt/subscribe` (Starling\'s addition to the spec)'),
   SqlNotMatchError: kind('SqlNotMatchError', 404, 404, 'SQL Not Match', '`POST /rule_test` when the test context does not match the SQL (EMQ X\'s answer, code 404 included)'),
-  // credential tables (node/auth/errors.ts)
+  // credential tables (plugins/auth/errors.ts)
   CredentialExistsError: kind('CredentialExistsError', 113, 400, '<client id|username> "<id>" already exists; change its password with `<command> update` instead', '`POST /auth_clientid`, `/auth_username`; `clientid add`, `user add`'),
   CredentialNotFoundError: kind('CredentialNotFoundError', 105, 404, '<client id|username> "<id>" does not exist; `<command> list` shows the known ones', '`/auth_clientid/<id>`, `/auth_username/<name>`; `clientid`/`user` update and delete'),
   CredentialEmptyError: kind('CredentialEmptyError', 104, 401, '<what> is empty; give a non-empty value', 'adding or updating a credential with an empty id or password'),

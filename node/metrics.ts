@@ -23,7 +23,7 @@ export const METRIC_NAMES = [
   // EMQ X 4.4's auth and ACL counters (beyond the spec's list): docs/auth.md
   'client.auth.success', 'client.auth.failure', 'client.auth.ignore',
   'client.acl.allow', 'client.acl.deny',
-  // the bridges' traffic, summed over this node's bridges (node/bridges/sys.ts, docs/sys-topics.md)
+  // the bridges' traffic, summed over this node's bridges (plugins/bridge_mqtt/sys.ts, docs/sys-topics.md)
   'bridge.mqtt.sent', 'bridge.mqtt.received', 'bridge.mqtt.dropped'
 ] as const
 

@@ -20,7 +20,7 @@ import { registerOperations } from './ops/index.js'
 import { NodeRpc } from './rpc.js'
 import { ListenerBoard } from './listener-board.js'
 import type { PluginDefinition } from './plugins/types.js'
-import type { RpcBridgeTransport } from './bridges/types.js'
+import type { RpcBridgeTransport } from '../plugins/bridge_mqtt/types.js'
 
 export type { NodeServices }
 

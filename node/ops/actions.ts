@@ -7,7 +7,7 @@ import type { StarlingNode } from '../node.js'
 import { registerMqttOperations } from './mqtt-ops.js'
 import { registerPluginOperations } from './plugin-ops.js'
 import { registerBannedOperations } from './banned-ops.js'
-import { registerAuthOperations } from './auth-ops.js'
+import { registerAuthOperations } from '../../plugins/auth/ops.js'
 import { registerConfigOperations } from './config-ops.js'
 
 /** Registers the action operations (`mqtt.*`, `plugins.*`, `banned.*`, `auth.*`, `configs.*`) on `node.rpc`. */

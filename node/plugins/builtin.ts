@@ -3,9 +3,9 @@
  * svc_management (api/plugin.ts) and before svc_rule_engine (rules/plugin.ts), which live beside
  * the code they start.
  */
-import { svcBridgeMqtt } from '../bridges/plugin.js'
-import { delayedPublishPlugin } from '../delayed/plugin.js'
-import { retainerPlugin } from '../retainer/plugin.js'
+import { svcBridgeMqtt } from '../../plugins/bridge_mqtt/plugin.js'
+import { delayedPublishPlugin } from '../../plugins/delayed_publish/plugin.js'
+import { retainerPlugin } from '../../plugins/retainer/plugin.js'
 import type { PluginDefinition } from './types.js'
 
 /** svc_retainer, svc_delayed_publish and svc_bridge_mqtt (not loaded by default). */

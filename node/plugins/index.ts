@@ -18,5 +18,5 @@ export {
   registerPluginControl
 } from './control.js'
 export { CORE_PLUGINS } from './builtin.js'
-export { retainerPlugin } from '../retainer/plugin.js'
-export { delayedPublishPlugin } from '../delayed/plugin.js'
+export { retainerPlugin } from '../../plugins/retainer/plugin.js'
+export { delayedPublishPlugin } from '../../plugins/delayed_publish/plugin.js'

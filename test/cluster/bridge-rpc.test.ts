@@ -6,7 +6,7 @@
  * the same port is reachable again; a node with another cookie cannot be bridged to; and
  * the link never makes the two nodes members of each other.
  */
-import type { BridgeLink } from '../../node/bridges/types.js'
+import type { BridgeLink } from '../../plugins/bridge_mqtt/types.js'
 import type { PublishMessage } from '../../node/mqtt/core.js'
 import { startTestNode, connect, closeClients, waitFor, collect, type TestNode } from '../helpers/node.js'
 import { runCtlOn } from '../helpers/ctl.js'

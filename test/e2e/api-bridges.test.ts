@@ -8,8 +8,8 @@
  */
 import { startTestNode, API_AUTH, connect, closeClients, collect, waitFor, type TestNode } from '../helpers/node.js'
 import { runCtlOn } from '../helpers/ctl.js'
-import { attachBridgeControl } from '../../node/bridges/ctl.js'
-import type { BridgeInfo } from '../../node/bridges/types.js'
+import { attachBridgeControl } from '../../plugins/bridge_mqtt/ctl.js'
+import type { BridgeInfo } from '../../plugins/bridge_mqtt/types.js'
 import { bridgeInfo, registerBridgesStandIn } from '../helpers/bridges-stand-in.js'
 
 let node: TestNode

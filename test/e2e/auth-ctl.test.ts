@@ -11,7 +11,7 @@ import { loadPluginConfig } from '../../node/config/index.js'
 import { CTL_COMMANDS } from '../../node/control/commands.js'
 import {
   svcAuthUsername, createAuthClientids, AUTH_CTL_COMMANDS, registerAuthControl, type CredentialPluginInstance
-} from '../../node/auth/index.js'
+} from '../../plugins/auth/index.js'
 import { runCtlOn } from '../helpers/ctl.js'
 
 const COMMANDS = [...CTL_COMMANDS, ...AUTH_CTL_COMMANDS]

@@ -17,7 +17,7 @@ import {
   QUERY_INJECTIONS, expectAclCached, expectMosquittoPub, expectMosquittoSubDenied, expectNeverAuthenticated, expectOutageAndRecovery,
   expectPublishes, expectUnknownUserToChain, itWithMosquitto, refusedCode, startBackendNode, type BackendNode
 } from '../helpers/auth-backend.js'
-import { formatLdapPassword } from '../../node/auth/ldap/password.js'
+import { formatLdapPassword } from '../../plugins/auth/ldap/password.js'
 
 const PLUGIN = 'svc_auth_ldap'
 /** One device entry as EMQ X's schema has them. */

@@ -3,13 +3,13 @@
  * package, so the harness cannot start one: this suite runs only when TEST_MONGO_URL points
  * at a server the test may write to (a fresh database `starling_test_<pid>` is created and
  * dropped), e.g. TEST_MONGO_URL=mongodb://127.0.0.1:27017. Without it the suite is skipped
- * with a note; the selector and document mapping is unit-tested in test/node/auth/mongo.
+ * with a note; the selector and document mapping is unit-tested in test/plugins/auth/mongo.
  */
 import { MongoClient } from 'mongodb'
 import { closeClients, connect, type TestNode } from '../helpers/node.js'
 import { closeOpened, pubackCode, suback } from '../helpers/mqtt.js'
 import { QUERY_INJECTIONS, expectNeverAuthenticated, refusedCode, startBackendNode, type BackendNode } from '../helpers/auth-backend.js'
-import { computePasswordHash, parsePasswordHash } from '../../node/auth/backend/index.js'
+import { computePasswordHash, parsePasswordHash } from '../../plugins/auth/backend/index.js'
 
 const URL_ = process.env.TEST_MONGO_URL
 const PLUGIN = 'svc_auth_mongo'

@@ -5,7 +5,7 @@
  * The tests are the ones svc_auth_pgsql runs too (./auth-sql-suite.ts); this file gives MariaDB.
  */
 import { startMariadb } from '../helpers/servers/index.js'
-import { svcAuthMysql } from '../../node/auth/mysql/plugin.js'
+import { svcAuthMysql } from '../../plugins/auth/mysql/plugin.js'
 import { sqlBackendSuite } from './auth-sql-suite.js'
 
 /**

@@ -5,7 +5,7 @@
  * The tests are the ones svc_auth_mysql runs too (./auth-sql-suite.ts); this file gives PostgreSQL.
  */
 import { startPostgres } from '../helpers/servers/index.js'
-import { svcAuthPgsql } from '../../node/auth/pgsql/plugin.js'
+import { svcAuthPgsql } from '../../plugins/auth/pgsql/plugin.js'
 import { sqlBackendSuite } from './auth-sql-suite.js'
 
 /**

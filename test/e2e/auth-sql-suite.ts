@@ -1,7 +1,7 @@
 /**
  * The end-to-end tests svc_auth_mysql and svc_auth_pgsql share (auth-mysql.test.ts,
  * auth-pgsql.test.ts): both plugins run EMQ X 4.4's queries on EMQ X's mqtt_user and mqtt_acl
- * tables (node/auth/sql/), so one list of tests serves both, run by each file against its own
+ * tables (plugins/auth/sql/), so one list of tests serves both, run by each file against its own
  * server. What differs between the databases is a field of {@link SqlBackendSuite}: the
  * tables, the bound-parameter marks, is_superuser's type, and the injections its quoting
  * invites.
@@ -17,7 +17,7 @@ import {
   startBackendNode, type BackendNode
 } from '../helpers/auth-backend.js'
 import { loadPluginConfig, parseConfText } from '../../node/config/index.js'
-import { computePasswordHash, parsePasswordHash } from '../../node/auth/backend/index.js'
+import { computePasswordHash, parsePasswordHash } from '../../plugins/auth/backend/index.js'
 import type { PluginDefinition } from '../../node/plugins/types.js'
 
 /** EMQ X 4.4's seed rows of mqtt_acl (mqtt.sql of emqx_auth_mysql, pgsql.sql of emqx_auth_pgsql). */

@@ -24,7 +24,7 @@ import { startPluginNode, shippedPluginConf, type PluginNode } from '../node/plu
 import {
   describeWithServer, makeTestCa, startMariadb, startPostgres, type ServerKind, type TestCertificate
 } from '../helpers/servers/index.js'
-import { computePasswordHash, parsePasswordHash } from '../../node/auth/backend/index.js'
+import { computePasswordHash, parsePasswordHash } from '../../plugins/auth/backend/index.js'
 
 const hasMosquitto = spawnSync('mosquitto_pub', ['--help']).status !== null
 /** The plugin's timeout in these tests (`<prefix>.timeout`). */

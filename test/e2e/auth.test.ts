@@ -7,7 +7,7 @@ import type { IClientOptions } from 'mqtt'
 import { closeClients, connect, type TestNode } from '../helpers/node.js'
 import { closeOpened, refusedConnack } from '../helpers/mqtt.js'
 import { startPluginNode, shippedPluginConf, type PluginNode } from '../node/plugins/harness.js'
-import { createAuthClientids, createAuthUsers, type CredentialService } from '../../node/auth/index.js'
+import { createAuthClientids, createAuthUsers, type CredentialService } from '../../plugins/auth/index.js'
 
 /** The plugins a test loaded, unloaded after it. */
 const loaded: Array<{ p: PluginNode, name: string }> = []

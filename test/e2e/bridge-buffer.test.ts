@@ -20,7 +20,7 @@ import { startPluginNode, type PluginNode } from '../node/plugins/harness.js'
 import { startMosquitto, type MosquittoServer } from '../helpers/servers/mosquitto.js'
 import { connectTo, killAllNodes, spawnNode, stopNode, tempDir, type NodeProcess } from '../helpers/process.js'
 import { envVarName } from '../../node/config/index.js'
-import type { BridgeInfo } from '../../node/bridges/types.js'
+import type { BridgeInfo } from '../../plugins/bridge_mqtt/types.js'
 
 const PLUGIN = 'svc_bridge_mqtt'
 const PAUSE_MS = Number(process.env.STARLING_TEST_BRIDGE_PAUSE_MS ?? 5000)

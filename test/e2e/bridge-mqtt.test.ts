@@ -8,7 +8,7 @@ import type { MqttClient } from 'mqtt'
 import { collect, closeClients, connect, waitFor, type Received } from '../helpers/node.js'
 import { startPluginNode, type PluginNode } from '../node/plugins/harness.js'
 import { startMosquitto, type MosquittoServer } from '../helpers/servers/mosquitto.js'
-import type { BridgeInfo } from '../../node/bridges/types.js'
+import type { BridgeInfo } from '../../plugins/bridge_mqtt/types.js'
 import { ApiError } from '../../node/errors.js'
 
 const PLUGIN = 'svc_bridge_mqtt'

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { MqttClient } from 'mqtt'
 import { startTestNode, connect, closeClients, waitFor, collect, type TestNode, type Received } from '../helpers/node.js'
-import { BRIDGE_OPS } from '../../node/bridges/ops-client.js'
-import type { BridgeInfo } from '../../node/bridges/types.js'
+import { BRIDGE_OPS } from '../../plugins/bridge_mqtt/ops-client.js'
+import type { BridgeInfo } from '../../plugins/bridge_mqtt/types.js'
 
 let a: TestNode, b: TestNode
 let bPort = 0

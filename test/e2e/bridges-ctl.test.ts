@@ -12,8 +12,8 @@ import type { MqttClient } from 'mqtt'
 import { startTestNode, API_AUTH, connect, closeClients, collect, waitFor, type TestNode, type Received } from '../helpers/node.js'
 import { runCtlOn } from '../helpers/ctl.js'
 import { startMosquitto, type MosquittoServer } from '../helpers/servers/mosquitto.js'
-import { attachBridgeControl } from '../../node/bridges/ctl.js'
-import type { BridgeInfo } from '../../node/bridges/types.js'
+import { attachBridgeControl } from '../../plugins/bridge_mqtt/ctl.js'
+import type { BridgeInfo } from '../../plugins/bridge_mqtt/types.js'
 
 let remote: MosquittoServer
 let etcDir: string

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { closeClients, connect, freePort, waitFor } from '../helpers/node.js'
 import { runCtlOn } from '../helpers/ctl.js'
 import { startPluginNode, type PluginNode } from '../node/plugins/harness.js'
-import { openReplayQueue } from '../../node/store/replayq.js'
+import { openReplayQueue } from '../../plugins/kit/replayq/replayq.js'
 
 const modeOf = (path: string): number => statSync(path).mode & 0o777
 

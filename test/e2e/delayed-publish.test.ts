@@ -6,7 +6,7 @@
 import mqtt, { type MqttClient } from 'mqtt'
 import { connect, closeClients, collect, nextMessage, waitFor } from '../helpers/node.js'
 import { startPluginNode, type PluginNode } from '../node/plugins/harness.js'
-import { delayedPublisherOf } from '../../node/delayed/plugin.js'
+import { delayedPublisherOf } from '../../plugins/delayed_publish/plugin.js'
 import type { MessageEvent } from '../../node/hooks.js'
 import type { StarlingNode } from '../../node/node.js'
 

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import { apiRequest } from '../helpers/node.js'
 import { startPluginNode, shippedPluginConf, type PluginNode } from '../node/plugins/harness.js'
-import { createAuthUsers } from '../../node/auth/index.js'
+import { createAuthUsers } from '../../plugins/auth/index.js'
 import { PROJECT_ROOT } from '../helpers/process.js'
 
 const hasMosquitto = spawnSync('mosquitto_pub', ['--help']).status !== null

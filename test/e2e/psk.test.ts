@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import tls from 'node:tls'
 import mqtt, { type MqttClient } from 'mqtt'
 import { startPluginNode, shippedPluginConf, type PluginNode } from '../node/plugins/harness.js'
-import { parsePskFile, svcPskFile } from '../../node/auth/psk/plugin.js'
+import { parsePskFile, svcPskFile } from '../../plugins/auth/psk/plugin.js'
 import { loadPluginConfig, parseConfText } from '../../node/config/index.js'
 import { PROJECT_ROOT } from '../helpers/process.js'
 

@@ -14,7 +14,7 @@ import { runCtlOn } from '../helpers/ctl.js'
 import { apiOf } from './api-actions-client.js'
 import { startMosquitto, type MosquittoServer } from '../helpers/servers/mosquitto.js'
 import { SERVER_HOST } from '../helpers/servers/index.js'
-import { replayDirOf } from '../../rules/actions/bridge.js'
+import { replayDirOf } from '../../plugins/bridge_mqtt/actions.js'
 
 let node: TestNode
 let remote: MosquittoServer

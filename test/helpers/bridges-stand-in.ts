@@ -3,8 +3,8 @@
  * plugin registers while loaded, for the tests of the bridges' control surfaces (the CLI,
  * the API, `$SYS`) without a Mosquitto.
  */
-import { BRIDGE_OPS } from '../../node/bridges/ops-client.js'
-import type { BridgeInfo } from '../../node/bridges/types.js'
+import { BRIDGE_OPS } from '../../plugins/bridge_mqtt/ops-client.js'
+import type { BridgeInfo } from '../../plugins/bridge_mqtt/types.js'
 import { NotFoundError } from '../../node/errors.js'
 import type { NodeRpc } from '../../node/rpc.js'
 

@@ -10,7 +10,7 @@ import {
 } from '../../node/errors.js'
 import {
   AuthPluginNotLoadedError, CredentialEmptyError, CredentialExistsError, CredentialInvalidError, CredentialNotFoundError
-} from '../../node/auth/errors.js'
+} from '../../plugins/auth/errors.js'
 import { BannedEntryNotFoundError, BannedParameterInvalidError, BannedParameterMissingError } from '../../node/banned/banned-entry.js'
 import {
   LoadedPluginsFileError, PluginAlreadyStartedError, PluginLoadError, PluginNotFoundError, PluginNotStartedError

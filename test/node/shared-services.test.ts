@@ -5,7 +5,7 @@
  * checked through the real interfaces: MQTT clients, the management API.
  */
 import { bannedKey } from '../../node/banned/index.js'
-import { hashPassword } from '../../node/auth/index.js'
+import { hashPassword } from '../../plugins/auth/index.js'
 import { APPS_TABLE } from '../../node/apps/apps.js'
 import { Hlc, type SharedChange } from '../../node/store/shared.js'
 import { RESOURCES_TABLE, RULES_TABLE } from '../../rules/engine.js'
