@@ -14,7 +14,7 @@ import type { StarlingNode } from '../node/node.js'
 import { VERSION } from '../node/version.js'
 import type { RuleEngine } from '../rules/engine.js'
 import { startApiServer, type ApiServer, type ApiServerComponents } from './server.js'
-import type { ApiNode } from './route-table.js'
+import { createRouteTable, type ApiNode, type ApiRouteTable } from './route-table.js'
 import { API_ROUTES } from './routes/index.js'
 
 /** Acceptors reported for the management HTTP listener: Node accepts on one event loop. */
@@ -35,6 +35,8 @@ export interface ApiPart {
   readonly plugin: PluginDefinition
   /** The API listener while svc_management is loaded; undefined otherwise. */
   readonly server: ApiServer | undefined
+  /** The routes it serves: the core's, and those plugins add (`parts.api`, plugins/kit/parts.ts). */
+  readonly routes: ApiRouteTable
 }
 
 /**
@@ -49,6 +51,7 @@ function serverComponents (node: ApiNode & Pick<StarlingNode, 'logger'>, engine:
 /** An API part for one node; nothing listens until its plugin loads. */
 export function createApiPart (init: ApiPartInit): ApiPart {
   let server: ApiServer | undefined
+  const routes = createRouteTable(API_ROUTES)
   const plugin: PluginDefinition = {
     name: 'svc_management',
     version: VERSION,
@@ -56,7 +59,7 @@ export function createApiPart (init: ApiPartInit): ApiPart {
     configSchema: {},
     loadedByDefault: true,
     async load ({ node }) {
-      const started = await startApiServer(serverComponents(node, init.rules.engine), API_ROUTES)
+      const started = await startApiServer(serverComponents(node, init.rules.engine), routes)
       server = started
       const unreport = node.listenerBoard.add(() => ({
         protocol: started.protocol,
@@ -77,6 +80,7 @@ export function createApiPart (init: ApiPartInit): ApiPart {
   }
   return {
     plugin,
+    routes,
     get server () {
       return server
     }

@@ -77,3 +77,45 @@ export function defineRoutes (routes: RouteDef[]): RouteDef[] {
 export function fullPath (route: RouteDef): string {
   return '/api/v3' + route.path
 }
+
+/**
+ * The routes one API part serves: the core's (api/routes/index.ts `API_ROUTES`), then those
+ * plugins add through `parts.api` (plugins/kit/parts.ts), in the order added. The server
+ * reads it per request, so a route added or removed while the API runs is served or gone at
+ * once, and the index and the OpenAPI document list exactly what is served.
+ */
+export interface ApiRouteTable {
+  /** Adds routes; returns the function that removes them. Throws when a method and path is served already. */
+  add (routes: readonly RouteDef[]): () => void
+  /** Every route now, in the index's order. */
+  all (): readonly RouteDef[]
+  /** Changes with every add and removal. */
+  readonly version: number
+}
+
+/** A route table serving `base` and whatever is added. */
+export function createRouteTable (base: readonly RouteDef[]): ApiRouteTable {
+  let routes: readonly RouteDef[] = [...base]
+  let version = 0
+  const key = (r: RouteDef): string => `${r.method} ${r.path}`
+  return {
+    add (added) {
+      const served = new Set(routes.map(key))
+      for (const r of added) {
+        if (served.has(key(r))) throw new Error(`the API serves ${key(r)} already`)
+        served.add(key(r))
+      }
+      routes = [...routes, ...added]
+      version++
+      let removed = false
+      return () => {
+        if (removed) return
+        removed = true
+        routes = routes.filter(r => !added.includes(r))
+        version++
+      }
+    },
+    all: () => routes,
+    get version () { return version }
+  }
+}

@@ -11,7 +11,7 @@ import type { RuleOpsComponents } from '../rules/rule-ops.js'
 import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, WrongTypeError, toApiError, type ApiError } from '../node/errors.js'
 import { checkJsonDepth } from '../node/json-depth.js'
 import { ListenError } from '../node/listen-error.js'
-import { fullPath, type ApiNode, type ApiResult, type RouteDef } from './route-table.js'
+import { fullPath, type ApiNode, type ApiResult, type ApiRouteTable, type RouteDef } from './route-table.js'
 import { bodyValidator } from './validate.js'
 import { openApiDocument } from './openapi.js'
 
@@ -44,8 +44,8 @@ export interface ApiServerComponents {
  * Express route per {@link RouteDef}, the index and the OpenAPI document from the same
  * table, the success envelope ({@link envelope}) and the `{code, message}` error envelope.
  */
-export function createApiApp (components: ApiServerComponents, routes: RouteDef[]): express.Express {
-  const { node, rules, logger } = components
+export function createApiApp (components: ApiServerComponents, table: ApiRouteTable): express.Express {
+  const { node, logger } = components
   const apps = node.services.apps
   const app = express()
   app.disable('x-powered-by')
@@ -67,14 +67,43 @@ export function createApiApp (components: ApiServerComponents, routes: RouteDef[
   app.use('/api/v3', express.raw({ type: () => true, limit: MAX_BODY_BYTES }))
 
   app.get('/api/v3/', (_req, res) => {
-    res.json({ code: 0, data: routes.map(r => ({ name: r.name, method: r.method, path: fullPath(r), descr: r.descr })) })
+    res.json({ code: 0, data: table.all().map(r => ({ name: r.name, method: r.method, path: fullPath(r), descr: r.descr })) })
   })
-  app.get('/api/v3/openapi.json', (_req, res) => { res.json(openApiDocument(routes)) })
+  app.get('/api/v3/openapi.json', (_req, res) => { res.json(openApiDocument([...table.all()])) })
 
+  // the endpoints, built again when a plugin added or removed routes
+  let router = express.Router()
+  let builtFor = -1
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (builtFor !== table.version) {
+      router = routerOf(table.all(), components)
+      builtFor = table.version
+    }
+    router(req, res, next)
+  })
+
+  app.use((req: Request, res: Response) => {
+    answerError(res, NotFoundError.withMessage(`no endpoint ${req.method} ${req.path}; GET /api/v3/ lists them`))
+  })
+  app.use((err: any, _req: Request, res: Response, _next: NextFunction) => {
+    if (err?.type === 'entity.too.large') {
+      return answerError(res, new BodyTooLargeError(MAX_BODY_BYTES))
+    }
+    const e = requestError(err) ?? toApiError(err)
+    if (e.status >= 500) logger.warn({ err }, 'management API error')
+    answerError(res, e)
+  })
+  return app
+}
+
+/** One Express route per {@link RouteDef}: body parsed and validated, the handler's result in the envelope. */
+function routerOf (routes: readonly RouteDef[], components: ApiServerComponents): express.Router {
+  const { node, rules } = components
+  const router = express.Router()
   for (const route of routes) {
     const validate = bodyValidator(route)
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'
-    app[method](fullPath(route), async (req: Request, res: Response, next: NextFunction) => {
+    router[method](fullPath(route), async (req: Request, res: Response, next: NextFunction) => {
       try {
         const body = parseBody(req, route)
         validate?.(body)
@@ -92,19 +121,7 @@ export function createApiApp (components: ApiServerComponents, routes: RouteDef[
       }
     })
   }
-
-  app.use((req: Request, res: Response) => {
-    answerError(res, NotFoundError.withMessage(`no endpoint ${req.method} ${req.path}; GET /api/v3/ lists them`))
-  })
-  app.use((err: any, _req: Request, res: Response, _next: NextFunction) => {
-    if (err?.type === 'entity.too.large') {
-      return answerError(res, new BodyTooLargeError(MAX_BODY_BYTES))
-    }
-    const e = requestError(err) ?? toApiError(err)
-    if (e.status >= 500) logger.warn({ err }, 'management API error')
-    answerError(res, e)
-  })
-  return app
+  return router
 }
 
 /**
@@ -170,9 +187,9 @@ function parseBody (req: Request, route: RouteDef): unknown {
 }
 
 /** Starts the API on `management.listener.http` (and `management.listener.https` when set). */
-export async function startApiServer (components: ApiServerComponents, routes: RouteDef[]): Promise<ApiServer> {
+export async function startApiServer (components: ApiServerComponents, table: ApiRouteTable): Promise<ApiServer> {
   const { node, logger } = components
-  const app = createApiApp(components, routes)
+  const app = createApiApp(components, table)
   const cfg = node.config as Record<string, any>
   const address = cfg['management.listener.http']
   const https_ = cfg['management.listener.https']

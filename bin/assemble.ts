@@ -13,9 +13,8 @@
 import { startNode, type NodeParts, type StartNodeInit, type StarlingNode } from '../node/node.js'
 import type { StarlingConfig } from '../node/config/index.js'
 import type { CtlCommand } from '../node/control/index.js'
-import { CORE_PLUGINS } from '../node/plugins/index.js'
-import { svcAuthClientid, svcAuthUsername } from '../plugins/auth/index.js'
-import { AUTH_BACKEND_PLUGINS } from '../plugins/auth/backends.js'
+import { pluginList, ROOM_PLUGINS } from '../plugins/index.js'
+import type { PluginParts } from '../plugins/kit/parts.js'
 import { NODE_CTL_COMMANDS } from '../node/ctl-commands.js'
 import { createApiPart, type ApiPart } from '../api/plugin.js'
 import { createRulesPart } from '../rules/part.js'
@@ -39,9 +38,14 @@ export type Starling = StarlingNode & { readonly cluster: Cluster, readonly rule
 export async function startStarling (config: StarlingConfig, init: Omit<StartNodeInit, 'parts'>): Promise<Starling> {
   const rules = createRulesPart()
   const api = createApiPart({ rules })
+  // what the plugins may extend: the rule engine (created before any plugin loads) and the API's routes
+  const pluginParts: PluginParts = {
+    rules: { provide: (types, actions) => rules.engine.provide(types, actions) },
+    api: api.routes
+  }
   const parts: NodeParts = {
-    // load order: the API first (so it answers while the others load), the rule engine after the core's plugins
-    plugins: [api.plugin, ...CORE_PLUGINS, rules.plugin, svcAuthClientid, svcAuthUsername, ...AUTH_BACKEND_PLUGINS],
+    plugins: pluginList({ management: api.plugin, ruleEngine: rules.plugin }),
+    pluginParts,
     operations: [(node) => { rules.registerOperations(node) }],
     cluster: createCluster,
     ctlCommands: PART_CTL_COMMANDS
@@ -50,11 +54,15 @@ export async function startStarling (config: StarlingConfig, init: Omit<StartNod
   // the parts' handles beside the node, for the programs and the tests (the node itself is complete without them)
   return Object.assign(node, { rules: rules.engine, api }) as Starling
 }
-/** The parts' `starling-ctl` commands: the rule engine's, the schema registry's and the cluster's. */
+/**
+ * The parts' `starling-ctl` commands: the rule engine's, the schema registry's, the
+ * cluster's and the plugins' (each definition's `ctl`).
+ */
 const PART_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...RULE_CTL_COMMANDS,
   ...SCHEMA_CTL_COMMANDS,
-  ...CLUSTER_CTL_COMMANDS
+  ...CLUSTER_CTL_COMMANDS,
+  ...ROOM_PLUGINS.flatMap((p) => p.ctl ?? [])
 ]
 
 /**

@@ -1,27 +1,24 @@
 import type { CtlCommand } from './control/index.js'
 import { CTL_COMMANDS } from './control/index.js'
 import { ACL_CTL_COMMANDS } from './acl/index.js'
-import { AUTH_CTL_COMMANDS } from '../plugins/auth/index.js'
 import { BANNED_CTL_COMMANDS } from './banned/index.js'
 import { PLUGIN_CTL_COMMANDS } from './plugins/index.js'
 import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/index.js'
 import { MGMT_CTL_COMMANDS } from './apps/ctl.js'
 import { MONITORING_CTL_COMMANDS } from './ops/monitoring-ctl.js'
-import { BRIDGE_CTL_COMMANDS } from '../plugins/bridge_mqtt/ctl.js'
 
 /**
  * The core's `starling-ctl` commands, from every service of node/. The composition root
- * (bin/assemble.ts) adds the rule engine's, the schema registry's and the cluster's.
+ * (bin/assemble.ts) adds the rule engine's, the schema registry's, the cluster's and the
+ * plugins' (each plugin definition's `ctl`).
  */
 export const NODE_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...CTL_COMMANDS,
   ...ACL_CTL_COMMANDS,
   ...PLUGIN_CTL_COMMANDS,
-  ...AUTH_CTL_COMMANDS,
   ...BANNED_CTL_COMMANDS,
   ...TRACE_CTL_COMMANDS,
   ...LOG_CTL_COMMANDS,
   ...MGMT_CTL_COMMANDS,
-  ...MONITORING_CTL_COMMANDS,
-  ...BRIDGE_CTL_COMMANDS
+  ...MONITORING_CTL_COMMANDS
 ]

@@ -22,15 +22,36 @@ export const METRIC_NAMES = [
   'messages/qos2/expired', 'messages/qos2/dropped',
   // EMQ X 4.4's auth and ACL counters (beyond the spec's list): docs/auth.md
   'client.auth.success', 'client.auth.failure', 'client.auth.ignore',
-  'client.acl.allow', 'client.acl.deny',
-  // the bridges' traffic, summed over this node's bridges (plugins/bridge_mqtt/sys.ts, docs/sys-topics.md)
-  'bridge.mqtt.sent', 'bridge.mqtt.received', 'bridge.mqtt.dropped'
+  'client.acl.allow', 'client.acl.deny'
 ] as const
 
 export type MetricName = typeof METRIC_NAMES[number]
 
-/** Counter storage: one numeric slot per metric name. */
-export type Metrics = Record<MetricName, number>
+/**
+ * Counter storage: one numeric slot per metric name of the core, then the counters plugins
+ * added ({@link addMetrics}, e.g. svc_bridge_mqtt's `bridge.mqtt.sent`).
+ */
+export type Metrics = Record<MetricName, number> & Record<string, number>
+
+/**
+ * Adds a plugin's counters (zero, unless already there) to the node's metrics: the API,
+ * `$SYS/brokers/<node>/metrics/<name>` and the CLI list them after the core's, in the order
+ * added. Returns the function that removes them (the plugin unloads or detaches). A plugin's
+ * names must not be the core's.
+ */
+export function addMetrics (metrics: Metrics, names: readonly string[]): () => void {
+  const core = new Set<string>(METRIC_NAMES)
+  for (const name of names) {
+    if (core.has(name)) throw new Error(`metric ${name} is the core's`)
+    if (!(name in metrics)) metrics[name] = 0
+  }
+  return () => { for (const name of names) delete metrics[name] }
+}
+
+/** Every metric now, the core's first (in the spec's order), then those added. */
+export function metricNames (metrics: Metrics): string[] {
+  return Object.keys(metrics)
+}
 
 /** Creates a zeroed metrics object (all keys present, so reads never see undefined). */
 export function createMetrics (): Metrics {

@@ -20,7 +20,7 @@ import { registerOperations } from './ops/index.js'
 import { NodeRpc } from './rpc.js'
 import { ListenerBoard } from './listener-board.js'
 import type { PluginDefinition } from './plugins/types.js'
-import type { RpcBridgeTransport } from '../plugins/bridge_mqtt/types.js'
+import type { RpcBridgeTransport } from './bridge-transport.js'
 
 export type { NodeServices }
 
@@ -81,16 +81,21 @@ export type NodeComponents = Omit<StarlingNode, 'cluster' | 'port' | 'stop'>
 /**
  * The parts above the core that a node is assembled with. The composition root
  * (bin/assemble.ts) gives them; the core imports none of them, so node/ never depends on
- * rules/, cluster/ or api/ (a dependency check in CI holds that).
+ * plugins/, rules/, cluster/ or api/ (a dependency check in CI holds that).
  */
 export interface NodeParts {
-  /** Every plugin the node offers, in load order; default the core's own (retainer, delayed publish, auth). */
+  /** Every plugin the node offers, in load order (plugins/index.ts `pluginList`); default none. */
   plugins?: readonly PluginDefinition[]
+  /**
+   * What each plugin is given as `PluginContext.parts`: the extension points of the parts
+   * above the core (plugins/kit/parts.ts `PluginParts`), opaque to the core.
+   */
+  pluginParts?: unknown
   /** Registers a part's operations on the node's RPC (rule engine, schema registry), after the core's, once the node is complete. */
   operations?: ReadonlyArray<(node: StarlingNode) => void>
   /** Builds the cluster part from the node's components (started after the plugins; a failure to bind is `cluster.listen`'s). */
   cluster?: (components: NodeComponents) => ClusterPart
-  /** The parts' `starling-ctl` commands (rule engine, schema registry, cluster): the control socket checks their arguments as it does the core's. */
+  /** The parts' and the plugins' `starling-ctl` commands (rule engine, schema registry, cluster, each plugin's `ctl`): the control socket checks their arguments as it does the core's. */
   ctlCommands?: ReadonlyArray<CtlCommand<any>>
 }
 
@@ -148,7 +153,7 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
     // components type lists is in it, and the node's config, which the configs API replaces
     // (node/ops/config-ops.ts), is the same for all of them.
     const core = { config, logger, store, shared, broker, metrics, hooks, listeners, control, name, startedAt, rpc: new NodeRpc(name), listenerBoard: new ListenerBoard() }
-    const services = await startServices(core, { cwd, etcDir: init.etcDir, env: init.env, plugins: parts.plugins }, onStop)
+    const services = await startServices(core, { cwd, etcDir: init.etcDir, env: init.env, plugins: parts.plugins, pluginParts: parts.pluginParts }, onStop)
     const components: NodeComponents = Object.assign(core, { services })
     const cluster = parts.cluster?.(components)
     let stopping: Promise<void> | null = null

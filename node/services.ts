@@ -4,9 +4,7 @@ import type { PluginDefinition } from './plugins/types.js'
 import { createAclService, type AclService } from './acl/index.js'
 import { createBannedService, registerBannedControl, type BannedService } from './banned/index.js'
 import { ListenError } from './listen-error.js'
-import { createPluginManager, registerPluginControl, CORE_PLUGINS, type PluginManager } from './plugins/index.js'
-import { svcAuthClientid, svcAuthUsername } from '../plugins/auth/index.js'
-import { AUTH_BACKEND_PLUGINS } from '../plugins/auth/backends.js'
+import { createPluginManager, registerPluginControl, type PluginManager } from './plugins/index.js'
 import { createStats, type Stats } from './stats.js'
 import { createAlarms, createOsMonitor, type Alarms } from './alarms/index.js'
 import { createSysService, createSysmon, createMissedAcksTap } from './sys/index.js'
@@ -32,8 +30,10 @@ export interface ServicesInit {
   cwd: string
   etcDir?: string
   env?: Record<string, string | undefined>
-  /** Every plugin the node offers, in load order (see NodeParts); default the core's own. */
+  /** Every plugin the node offers, in load order (see NodeParts); default none. */
   plugins?: readonly PluginDefinition[]
+  /** What the plugins are given as `parts` (NodeParts.pluginParts). */
+  pluginParts?: unknown
 }
 
 /**
@@ -41,9 +41,6 @@ export interface ServicesInit {
  * whole node, once it is complete: {@link startPlugins}.)
  */
 export type ServicesComponents = Pick<StarlingNode, 'config' | 'logger' | 'store' | 'shared' | 'broker' | 'metrics' | 'hooks' | 'control' | 'name' | 'rpc' | 'startedAt'>
-
-/** The core's own plugins, in load order: what a node without parts offers. */
-export const CORE_PLUGIN_LIST: readonly PluginDefinition[] = [...CORE_PLUGINS, svcAuthClientid, svcAuthUsername, ...AUTH_BACKEND_PLUGINS]
 
 /** Anything with a start and a stop, sync or async. */
 interface Startable { start: () => unknown, stop: () => unknown }
@@ -93,7 +90,8 @@ export async function startServices (node: ServicesComponents, init: ServicesIni
 
   const plugins = createPluginManager({
     components: node,
-    definitions: [...(init.plugins ?? CORE_PLUGIN_LIST)],
+    definitions: [...(init.plugins ?? [])],
+    parts: init.pluginParts,
     etcDir: init.etcDir ?? resolve(init.cwd, 'etc'),
     env: init.env
   })

@@ -1,7 +1,8 @@
 /**
  * The rule engine of one node: the registry of actions and resource types (built_in and
- * web_hook registered here; other code may register more), the rules and resources kept in
- * the store, their counters, and the runtime on the hooks bus.
+ * web_hook registered here, provided by svc_rule_engine; plugins provide more while they are
+ * loaded, through {@link RuleProviders}), the rules and resources kept in the store, their
+ * counters, and the runtime on the hooks bus.
  *
  * Rules and resources can be managed whether or not `svc_rule_engine` is loaded (they are
  * stored data); rules run only while it is loaded (`start()` / `stop()`).
@@ -15,7 +16,6 @@ import { resolvePath } from '../node/config/index.js'
 import { createActionRegistry, type ActionRegistry } from './registry.js'
 import { BUILT_IN_ACTIONS, builtInResourceType } from './actions/built-in.js'
 import { WEB_HOOK_ACTIONS, webHookResourceType } from './actions/web-hook.js'
-import { BRIDGE_ACTIONS, BRIDGE_RESOURCE_TYPES } from '../plugins/bridge_mqtt/actions.js'
 import { EngineMetrics } from './metrics.js'
 import { RepublishMarks } from './republish-marks.js'
 import { RuleService } from './rule-service.js'
@@ -25,15 +25,30 @@ import { RuleRuntime } from './runtime.js'
 import { SerialQueue } from './serial-queue.js'
 import { createNodeSchemaRegistry } from './schemas/service.js'
 import type { SchemaRegistry } from './schemas/registry.js'
-import type { ActionNodeMetrics, Resource, Rule, RuleNodeMetrics } from './types.js'
+import type { ActionDefinition, ActionNodeMetrics, Resource, ResourceTypeDefinition, Rule, RuleNodeMetrics } from './types.js'
 
 /** Store table of the rules (key: rule id). */
 export const RULES_TABLE = 'rules'
 /** Store table of the resources (key: resource id). */
 export const RESOURCES_TABLE = 'resources'
 
+/**
+ * What a plugin may add to the rule engine while it is loaded (plugins/kit/parts.ts gives it
+ * to every plugin as `parts.rules`).
+ */
+export interface RuleProviders {
+  /**
+   * Registers resource types and the actions bound to them (each says its `provider`, the
+   * plugin's name); returns the function that removes them again. Stored rules and resources
+   * stay: rules using a removed action skip it, resources of a removed type stop running here
+   * (their buffers kept) and start again when the type is provided again. Throws when a name
+   * is taken.
+   */
+  provide (types: readonly ResourceTypeDefinition[], actions: readonly ActionDefinition[]): () => void
+}
+
 /** One node's rule engine. */
-export interface RuleEngine {
+export interface RuleEngine extends RuleProviders {
   readonly registry: ActionRegistry
   readonly rules: RuleService
   readonly resources: ResourceService
@@ -51,13 +66,15 @@ export interface RuleEngine {
   actionMetrics (id: string): ActionNodeMetrics
 }
 
-/** A registry with the built-in resource types and actions. */
+/**
+ * A registry with svc_rule_engine's own resource types and actions: built_in, and web_hook
+ * until a svc_web_hook plugin provides it (issue 23).
+ */
 export function createBuiltInRegistry (): ActionRegistry {
   const registry = createActionRegistry()
   registry.registerResourceType(builtInResourceType)
   registry.registerResourceType(webHookResourceType)
-  for (const type of BRIDGE_RESOURCE_TYPES) registry.registerResourceType(type)
-  for (const action of [...BUILT_IN_ACTIONS, ...WEB_HOOK_ACTIONS, ...BRIDGE_ACTIONS]) registry.registerAction(action)
+  for (const action of [...BUILT_IN_ACTIONS, ...WEB_HOOK_ACTIONS]) registry.registerAction(action)
   return registry
 }
 
@@ -122,6 +139,33 @@ export function createRuleEngine (components: RuleEngineComponents): RuleEngine 
       schemas.release()
       await instances.stop()
       logger.info('rule engine stopped')
+    },
+    provide (types, actions) {
+      const added = { types: [] as string[], actions: [] as string[] }
+      const withdraw = (): void => {
+        for (const name of added.actions) registry.removeAction(name)
+        for (const name of added.types) registry.removeResourceType(name)
+      }
+      try {
+        for (const type of types) { registry.registerResourceType(type); added.types.push(type.name) }
+        for (const action of actions) { registry.registerAction(action); added.actions.push(action.name) }
+      } catch (err) {
+        withdraw()
+        throw err
+      }
+      const ofTypes = (): Resource[] => resources.list().filter(r => added.types.includes(r.type))
+      // rules that name these actions run them from now on; resources of these types start here
+      runtime.load(rules.all())
+      for (const r of ofTypes()) instances.sync(r.id, r)
+      let provided = true
+      return () => {
+        if (!provided) return
+        provided = false
+        const stopping = ofTypes()
+        withdraw()
+        runtime.load(rules.all())
+        for (const r of stopping) instances.release(r.id)
+      }
     },
     ruleMetrics (id) {
       const c = metrics.findRule(id)

@@ -48,6 +48,10 @@ export interface ActionRegistry {
   /** The resource type `name`; throws a not-found (404) naming the known types. */
   resourceType (name: string): ResourceTypeDefinition
   resourceTypes (): ResourceTypeDefinition[]
+  /** Removes an action by its primary name (a plugin that provided it unloads); false when unknown. */
+  removeAction (name: string): boolean
+  /** Removes a resource type; its actions must be removed first. False when unknown. */
+  removeResourceType (name: string): boolean
 }
 
 /** Whether an action declared `for` can be bound to a rule hanging on `hook`. */
@@ -101,7 +105,19 @@ export function createActionRegistry (): ActionRegistry {
       if (def === undefined) throw new NotFoundError(`resource type ${name}`, `known types: ${[...types.keys()].join(', ')}`)
       return def
     },
-    resourceTypes: () => [...types.values()]
+    resourceTypes: () => [...types.values()],
+    removeAction (name) {
+      const def = byName.get(name)
+      if (def === undefined || def.name !== name) return false
+      actions.splice(actions.indexOf(def), 1)
+      for (const n of [def.name, ...def.aliases]) byName.delete(n)
+      return true
+    },
+    removeResourceType (name) {
+      const bound = actions.find(a => a.types.includes(name))
+      if (bound !== undefined) throw new Error(`resource type ${name} still has action ${bound.name}`)
+      return types.delete(name)
+    }
   }
   return registry
 }

@@ -77,6 +77,14 @@ export class ResourceInstances {
     this.slots.set(id, { resource, instance })
   }
 
+  /**
+   * Closes resource `id`'s instance and keeps its data (its disk buffer): the plugin that
+   * provides its type unloads. {@link ResourceInstances.sync} opens it again once the type is back.
+   */
+  release (id: string): void {
+    void this.closeSlot(id, false)
+  }
+
   /** The instance of resource `id` (waiting while it opens), or undefined. */
   async get (id: string): Promise<ResourceInstance | undefined> {
     return await this.slots.get(id)?.instance

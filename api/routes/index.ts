@@ -3,23 +3,22 @@ import { MONITORING_ROUTES } from './monitoring.js'
 import { MQTT_ROUTES } from './mqtt.js'
 import { PLUGIN_ROUTES } from './plugins.js'
 import { BANNED_ROUTES } from './banned.js'
-import { AUTH_ROUTES } from '../../plugins/auth/routes.js'
 import { APP_ROUTES } from './apps.js'
 import { CONFIG_ROUTES } from './configs.js'
 import { RULE_ROUTES } from './rules.js'
 import { SCHEMA_ROUTES } from './schemas.js'
-import { BRIDGE_ROUTES } from '../../plugins/bridge_mqtt/routes.js'
 
-/** Every endpoint of `/api/v3/`, in the order the index lists them. */
+/**
+ * The core's endpoints of `/api/v3/`, in the order the index lists them; the plugins add
+ * theirs after these (the credential tables', the bridges': ApiRouteTable, api/route-table.ts).
+ */
 export const API_ROUTES: RouteDef[] = [
   ...MONITORING_ROUTES,
   ...MQTT_ROUTES,
   ...PLUGIN_ROUTES,
   ...BANNED_ROUTES,
-  ...AUTH_ROUTES,
   ...APP_ROUTES,
   ...CONFIG_ROUTES,
   ...RULE_ROUTES,
   ...SCHEMA_ROUTES,
-  ...BRIDGE_ROUTES,
 ]

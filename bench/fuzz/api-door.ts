@@ -17,7 +17,12 @@
  * close the listeners), and the witness's client ids and topic are never named.
  */
 import net from 'node:net'
-import { API_ROUTES } from '../../api/routes/index.js'
+import { API_ROUTES as CORE_ROUTES } from '../../api/routes/index.js'
+import { AUTH_ROUTES } from '../../plugins/auth/routes.js'
+import { BRIDGE_ROUTES } from '../../plugins/bridge_mqtt/routes.js'
+
+/** Every endpoint of the node under test: the core's and those its plugins add. */
+const API_ROUTES = [...CORE_ROUTES, ...AUTH_ROUTES, ...BRIDGE_ROUTES]
 import type { RouteDef } from '../../api/route-table.js'
 import {
   count, deepJson, fail, fromSchema, nastyKey, nastyString, newStats, randomValue, runInputs, startWitness, sleep,

@@ -315,7 +315,7 @@ function frame (type: number, body: Buffer): Buffer {
 
 /** Read-only node operations (node/ops: `rpc.register`), for `node.call` with garbage arguments. */
 const READ_ONLY_OPS = [
-  'alarms.history', 'alarms.present', 'auth.list', 'auth.lookup', 'banned.list', 'bridges.list', 'bridges.forwards', 'bridges.subscriptions',
+  'alarms.history', 'alarms.present', 'auth_clientid.list', 'auth_username.lookup', 'banned.list', 'bridges.list', 'bridges.forwards', 'bridges.subscriptions',
   'brokers.info', 'configs.get', 'connections.list', 'listeners.list', 'metrics.get', 'nodes.info', 'plugins.list', 'plugins.config.get',
   'plugins.config.entries', 'routes.list', 'sessions.list', 'stats.get', 'subscriptions.list', 'resources.status', 'rules.metrics', 'no.such.op'
 ]

@@ -10,7 +10,7 @@ import type { StarlingNode } from '../node.js'
 import { VERSION } from '../version.js'
 import { SYSDESCR, formatDatetime, formatUptime } from '../sys/sys-info.js'
 import { systemProbes } from '../alarms/index.js'
-import { METRIC_NAMES, type Metrics } from '../metrics.js'
+import { metricNames, type Metrics } from '../metrics.js'
 import type { StatsSnapshot } from '../stats.js'
 import type { ListenerInfo } from '../mqtt/listeners.js'
 import type { PresentAlarm, AlarmHistoryEntry } from '../alarms/index.js'
@@ -124,10 +124,10 @@ export function listenersOf (node: NodeInfoComponents): ListenerInfo[] {
   return [...node.listeners.map(l => l.info()), ...node.listenerBoard.list()]
 }
 
-/** The node's metrics (`node.metrics`): every spec counter, in the spec's order. */
+/** The node's metrics (`node.metrics`): every spec counter, in the spec's order, then those plugins added. */
 export function metricsOf (metrics: Metrics): Metrics {
   const out = {} as Metrics
-  for (const name of METRIC_NAMES) out[name] = metrics[name]
+  for (const name of metricNames(metrics)) out[name] = metrics[name]
   return out
 }
 

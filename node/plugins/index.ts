@@ -1,6 +1,6 @@
 /**
  * Plugins: the manager (load/unload at run time, `data/loaded_plugins`), its errors, the
- * `starling-ctl plugins` commands, and the plugins the node code defines.
+ * `starling-ctl plugins` commands. The plugins themselves live in plugins/ (plugins/index.ts).
  */
 export type { PluginContext, PluginDefinition, PluginInstance, PluginType } from './types.js'
 export { pluginTypeOf } from './types.js'
@@ -17,6 +17,3 @@ export {
   PLUGIN_CTL_COMMANDS, pluginsListCommand, pluginsLoadCommand, pluginsReloadCommand, pluginsUnloadCommand,
   registerPluginControl
 } from './control.js'
-export { CORE_PLUGINS } from './builtin.js'
-export { retainerPlugin } from '../../plugins/retainer/plugin.js'
-export { delayedPublishPlugin } from '../../plugins/delayed_publish/plugin.js'

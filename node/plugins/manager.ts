@@ -31,6 +31,8 @@ export interface PluginManagerInit {
   components: Pick<StarlingNode, 'config' | 'logger'>
   /** Every plugin the code implements; names must be unique. Start loads in this order. */
   definitions: readonly PluginDefinition[]
+  /** What every plugin is given as `parts` (PluginContext): the extension points of the parts above the core. */
+  parts?: unknown
   /**
    * The `etc` directory: a plugin's config file is `<etcDir>/plugins/<name>.conf` (a missing
    * file means the schema's defaults). Default: `etc` under the working directory.
@@ -143,7 +145,7 @@ export function createPluginManager (init: PluginManagerInit): PluginManager {
   async function activate (slot: Slot, config: Record<string, unknown>): Promise<void> {
     const { name } = slot.def
     try {
-      slot.instance = await slot.def.load({ node: nodeOf(), config, logger: logger.child({ component: 'plugins', plugin: name }) })
+      slot.instance = await slot.def.load({ node: nodeOf(), config, logger: logger.child({ component: 'plugins', plugin: name }), parts: init.parts })
     } catch (err) {
       throw new PluginLoadError(name, err)
     }
@@ -207,7 +209,7 @@ export function createPluginManager (init: PluginManagerInit): PluginManager {
     for (const slot of slots.values()) {
       if (slot.def.attach === undefined) continue
       try {
-        detachers.push({ name: slot.def.name, detach: await slot.def.attach(into) })
+        detachers.push({ name: slot.def.name, detach: await slot.def.attach(into, init.parts) })
       } catch (err) {
         await detachAll()
         throw new Error(`plugin ${slot.def.name} cannot attach to the node: ${(err as Error).message}`, { cause: err })

@@ -1,16 +1,21 @@
 import type { Logger } from '../logger.js'
 import type { ConfigSchema } from '../config/index.js'
 import type { StarlingNode } from '../node.js'
+import type { CtlCommand } from '../control/index.js'
 
 /**
  * What a plugin gets when it is loaded: the running node (broker, hooks bus, store,
- * metrics, control socket ...), its own configuration from `etc/plugins/<name>.conf`, and a
- * logger tagged with its name.
+ * metrics, control socket ...), its own configuration from `etc/plugins/<name>.conf`, a
+ * logger tagged with its name, and `parts`: what the parts above the core let a plugin
+ * extend (the rule engine's resource types and actions, the API's routes). The core does not
+ * know their type `P`: the composition root gives the manager the value
+ * (`NodeParts.pluginParts`), and the plugins room types it (plugins/kit/parts.ts).
  */
-export interface PluginContext {
+export interface PluginContext<P = unknown> {
   node: StarlingNode
   config: Record<string, any>
   logger: Logger
+  parts: P
 }
 
 /** A loaded plugin: unloading undoes everything `load` did (hooks, providers, commands, timers). */
@@ -43,7 +48,7 @@ export function pluginTypeOf (def: Pick<PluginDefinition, 'name' | 'type'>): Plu
  * A plugin as the code defines it. Every `svc_*` name the code implements is one of these
  * (spec: Plugin fields `name`, `version`, `description`, `active`).
  */
-export interface PluginDefinition {
+export interface PluginDefinition<P = any> {
   /** `svc_<name>`, e.g. `svc_retainer`. */
   name: string
   /** The plugin's version, e.g. `0.1.0`. */
@@ -61,7 +66,13 @@ export interface PluginDefinition {
    * `data/loaded_plugins` does not mention the plugin (a plugin newer than the file).
    */
   loadedByDefault: boolean
-  load: (ctx: PluginContext) => Promise<PluginInstance>
+  /**
+   * The `starling-ctl` commands the plugin serves, for the program's command list (the
+   * composition root joins them into `ALL_CTL_COMMANDS`). The plugin registers their
+   * handlers on `node.control` itself, in `attach` or `load`, and removes them again.
+   */
+  ctl?: ReadonlyArray<CtlCommand<any>>
+  load: (ctx: PluginContext<P>) => Promise<PluginInstance>
   /**
    * Optional. Sets up what must hold whether or not the plugin is active, for a plugin
    * whose absence changes broker behaviour: while svc_retainer is unloaded, the retain
@@ -69,5 +80,5 @@ export interface PluginDefinition {
    * `start()`, before loading anything, and calls the returned function in `stop()`,
    * after unloading everything.
    */
-  attach?: (node: StarlingNode) => Promise<() => Promise<void>>
+  attach?: (node: StarlingNode, parts: P) => Promise<() => Promise<void>>
 }

@@ -13,7 +13,7 @@
 import type { Logger } from '../logger.js'
 import type { HooksBus, ConnectedEvent, DisconnectedEvent } from '../hooks.js'
 import type { Metrics } from '../metrics.js'
-import { METRIC_NAMES } from '../metrics.js'
+import { metricNames } from '../metrics.js'
 import type { StatsSnapshot } from '../stats.js'
 import { VERSION } from '../version.js'
 import { SYSDESCR, formatDatetime, formatUptime } from './sys-info.js'
@@ -115,7 +115,7 @@ export function createSysService (node: SysNode, init: SysServiceInit): SysServi
     publishSys(target, '$SYS/brokers', runningNodes().join(','), true)
     const stats = init.stats()
     for (const name in stats) publishSys(target, `${prefix}stats/${name}`, String(stats[name as keyof StatsSnapshot]))
-    for (const name of METRIC_NAMES) publishSys(target, `${prefix}metrics/${name}`, String(node.metrics[name]))
+    for (const name of metricNames(node.metrics)) publishSys(target, `${prefix}metrics/${name}`, String(node.metrics[name]))
   }
 
   function heartbeat (): void {

@@ -14,10 +14,9 @@ import type { StarlingNode } from '../../node/node.js'
 import type { NodeServices } from '../../node/services.js'
 import { UserExistsError, UserNotFoundError } from '../../node/errors.js'
 import { REDACTED } from '../../node/config/index.js'
-import {
-  CredentialExistsError, CredentialNotFoundError, DEFAULT_PASSWORD_HASH, createAuthClientids, createAuthUsers,
-  isPasswordHashName, type CredentialService
-} from './index.js'
+import { CredentialExistsError, CredentialNotFoundError } from './errors.js'
+import { DEFAULT_PASSWORD_HASH, isPasswordHashName } from './password-hash.js'
+import { createAuthClientids, createAuthUsers, type CredentialService } from './credentials.js'
 
 /** The two credential tables, by the name of their API path. */
 export type CredentialTable = 'auth_clientid' | 'auth_username'
@@ -82,43 +81,49 @@ async function run<T> (table: CredentialTable, id: string, fn: () => Promise<T> 
 
 /** Every id of `table`, in byte order. */
 export async function listCredentials (node: AuthComponents, table: CredentialTable): Promise<string[]> {
-  return await node.rpc.call<string[]>(node.name, 'auth.list', { table })
+  return await node.rpc.call<string[]>(node.name, `${table}.list`, { table })
 }
 
 /** One entry; 105 (HTTP 404) when `id` is unknown. */
 export async function lookupCredential (node: AuthComponents, table: CredentialTable, id: string): Promise<CredentialView> {
-  return await node.rpc.call<CredentialView>(node.name, 'auth.lookup', { table, id })
+  return await node.rpc.call<CredentialView>(node.name, `${table}.lookup`, { table, id })
 }
 
 /** Adds `id` with `password`: 113 when it exists, 104 for an empty one, 108 for one that cannot be stored. */
 export async function addCredential (node: AuthComponents, table: CredentialTable, id: string, password: string): Promise<void> {
-  await node.rpc.call(node.name, 'auth.add', { table, id, password })
+  await node.rpc.call(node.name, `${table}.add`, { table, id, password })
 }
 
 /** Sets the password of `id`: 105 when it is unknown. */
 export async function updateCredential (node: AuthComponents, table: CredentialTable, id: string, password: string): Promise<void> {
-  await node.rpc.call(node.name, 'auth.update', { table, id, password })
+  await node.rpc.call(node.name, `${table}.update`, { table, id, password })
 }
 
 /** Deletes `id`: 105 when it is unknown. */
 export async function deleteCredential (node: AuthComponents, table: CredentialTable, id: string): Promise<void> {
-  await node.rpc.call(node.name, 'auth.delete', { table, id })
+  await node.rpc.call(node.name, `${table}.delete`, { table, id })
 }
 
-/** Registers the `auth.*` operations on `node.rpc`. */
-export function registerAuthOperations (node: StarlingNode): void {
+/**
+ * Registers the operations of one table on `node.rpc` (`auth_clientid.list`, `.lookup`, `.add`,
+ * `.update`, `.delete`): its plugin's `attach`, so the table is managed whether or not the
+ * plugin is loaded. Returns the function that removes them.
+ */
+export function registerAuthOperations (node: AuthOperationComponents & Pick<StarlingNode, 'rpc'>, table: CredentialTable): () => void {
   const id = (args: AuthArgs): string => args.id as string
-  node.rpc.register('auth.list', (args: AuthArgs) => serviceOf(node, args.table).list())
-  node.rpc.register('auth.lookup', async (args: AuthArgs) => await run(args.table, id(args), () => {
-    const entry = serviceOf(node, args.table).lookup(id(args))
-    if (entry === undefined) throw new CredentialNotFoundError(TABLES[args.table].field === 'clientid' ? 'client id' : 'username', id(args), '')
-    // a hash is shown (EMQ X did); a `plain` entry's password is the password itself: masked
-    return { [TABLES[args.table].field]: entry.id, password: entry.hash === 'plain' ? REDACTED : entry.password } as CredentialView
-  }))
-  node.rpc.register('auth.add', async (args: AuthArgs) =>
-    await run(args.table, id(args), async () => await serviceOf(node, args.table).add(id(args), args.password as string)))
-  node.rpc.register('auth.update', async (args: AuthArgs) =>
-    await run(args.table, id(args), async () => await serviceOf(node, args.table).update(id(args), args.password as string)))
-  node.rpc.register('auth.delete', async (args: AuthArgs) =>
-    await run(args.table, id(args), async () => await serviceOf(node, args.table).delete(id(args))))
+  const { field } = TABLES[table]
+  const operations: Record<string, (args: AuthArgs) => unknown> = {
+    list: () => serviceOf(node, table).list(),
+    lookup: async (args) => await run(table, id(args), () => {
+      const entry = serviceOf(node, table).lookup(id(args))
+      if (entry === undefined) throw new CredentialNotFoundError(field === 'clientid' ? 'client id' : 'username', id(args), '')
+      // a hash is shown (EMQ X did); a `plain` entry's password is the password itself: masked
+      return { [field]: entry.id, password: entry.hash === 'plain' ? REDACTED : entry.password } as CredentialView
+    }),
+    add: async (args) => await run(table, id(args), async () => await serviceOf(node, table).add(id(args), args.password as string)),
+    update: async (args) => await run(table, id(args), async () => await serviceOf(node, table).update(id(args), args.password as string)),
+    delete: async (args) => await run(table, id(args), async () => await serviceOf(node, table).delete(id(args)))
+  }
+  for (const [name, operation] of Object.entries(operations)) node.rpc.register(`${table}.${name}`, operation)
+  return () => { for (const name of Object.keys(operations)) node.rpc.unregister(`${table}.${name}`) }
 }

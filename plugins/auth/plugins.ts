@@ -10,12 +10,17 @@
  */
 import { ConfigError, type ConfigSchema } from '../../node/config/index.js'
 import type { AuthInfo } from '../../node/mqtt/broker.js'
-import type { PluginContext, PluginDefinition, PluginInstance } from '../../node/plugins/types.js'
+import type { PluginContext, PluginInstance } from '../../node/plugins/types.js'
+import type { CtlCommand } from '../../node/control/index.js'
+import type { RouteDef } from '../../api/route-table.js'
+import type { StarlingPlugin } from '../kit/parts.js'
 import { VERSION } from '../../node/version.js'
 import {
   createAuthClientids, createAuthUsers, type CredentialService, type CredentialServiceOptions, type CredentialTables
 } from './credentials.js'
-import { attachCredentialPlaceholders, registerCredentialControl, type CredentialCommandGroup } from './ctl.js'
+import { attachCredentialPlaceholders, registerCredentialControl, CLIENTID_CTL_COMMANDS, USERS_CTL_COMMANDS, type CredentialCommandGroup } from './ctl.js'
+import { registerAuthOperations, type CredentialTable } from './ops.js'
+import { AUTH_CLIENTID_ROUTES, AUTH_USERNAME_ROUTES } from './routes.js'
 import { DEFAULT_PASSWORD_HASH, PASSWORD_HASHES, parsePasswordHashName } from './password-hash.js'
 
 /** Priority both plugins get by default: EMQ X hooked them at 0, so equal ones run in load order. */
@@ -69,23 +74,31 @@ interface CredentialPluginSpec {
   /** Key suffix of the preset ids: `clientid` or `username`. */
   idKey: string
   group: CredentialCommandGroup
+  /** Its table's name in the API (`/api/v3/auth_clientid`) and its operations. */
+  table: CredentialTable
+  routes: RouteDef[]
+  ctl: ReadonlyArray<CtlCommand<any>>
   schema: ConfigSchema
   create: (tables: CredentialTables, opts: CredentialServiceOptions) => CredentialService
   /** The id a connecting client is looked up by. */
   pick: (info: AuthInfo) => string | undefined
 }
 
-function defineCredentialPlugin (spec: CredentialPluginSpec): PluginDefinition {
+function defineCredentialPlugin (spec: CredentialPluginSpec): StarlingPlugin {
   return {
     name: spec.name,
     version: VERSION,
     description: spec.description,
     configSchema: spec.schema,
+    ctl: spec.ctl,
     loadedByDefault: false,
-    // while unloaded, its ctl commands answer "load the plugin first" (EMQ X's hint)
-    async attach (node) {
-      const detach = attachCredentialPlaceholders(node.control, spec.group)
-      return async () => detach()
+    // the table is stored data: its operations and API endpoints serve it whether or not the
+    // plugin is loaded; while unloaded, its ctl commands answer "load the plugin first" (EMQ X's hint)
+    async attach (node, parts) {
+      const detachControl = attachCredentialPlaceholders(node.control, spec.group)
+      const unregister = registerAuthOperations(node, spec.table)
+      const removeRoutes = parts.api.add(spec.routes)
+      return async () => { removeRoutes(); unregister(); detachControl() }
     },
     async load (ctx: PluginContext): Promise<CredentialPluginInstance> {
       const { node, logger } = ctx
@@ -145,24 +158,30 @@ async function addPresets (spec: CredentialPluginSpec, ctx: PluginContext, servi
 }
 
 /** `svc_auth_clientid`: authenticates by client id and password (table `auth_clientid`). */
-export const svcAuthClientid: PluginDefinition = defineCredentialPlugin({
+export const svcAuthClientid: StarlingPlugin = defineCredentialPlugin({
   name: 'svc_auth_clientid',
   description: 'Authentication with client id and password',
   prefix: 'auth.client',
   idKey: 'clientid',
   group: 'clientid',
+  table: 'auth_clientid',
+  routes: AUTH_CLIENTID_ROUTES,
+  ctl: CLIENTID_CTL_COMMANDS,
   schema: AUTH_CLIENTID_CONFIG_SCHEMA,
   create: createAuthClientids,
   pick: (info) => info.clientId
 })
 
 /** `svc_auth_username`: authenticates by username and password (table `auth_username`). */
-export const svcAuthUsername: PluginDefinition = defineCredentialPlugin({
+export const svcAuthUsername: StarlingPlugin = defineCredentialPlugin({
   name: 'svc_auth_username',
   description: 'Authentication with username and password',
   prefix: 'auth.user',
   idKey: 'username',
   group: 'users',
+  table: 'auth_username',
+  routes: AUTH_USERNAME_ROUTES,
+  ctl: USERS_CTL_COMMANDS,
   schema: AUTH_USERNAME_CONFIG_SCHEMA,
   create: createAuthUsers,
   pick: (info) => info.username

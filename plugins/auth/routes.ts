@@ -61,8 +61,9 @@ function credentialRoutes (table: CredentialTable, field: 'clientid' | 'username
   ])
 }
 
+/** The auth_clientid endpoints (svc_auth_clientid adds them). */
+export const AUTH_CLIENTID_ROUTES: RouteDef[] = credentialRoutes('auth_clientid', 'clientid', ['list_clientid', 'add_clientid', 'lookup_clientid', 'update_clientid', 'delete_clientid'], 'client id')
+/** The auth_username endpoints (svc_auth_username adds them). */
+export const AUTH_USERNAME_ROUTES: RouteDef[] = credentialRoutes('auth_username', 'username', ['list_username', 'add_username', 'lookup_username', 'update_username', 'delete_username'], 'username')
 /** The auth_clientid and auth_username endpoints. */
-export const AUTH_ROUTES: RouteDef[] = [
-  ...credentialRoutes('auth_clientid', 'clientid', ['list_clientid', 'add_clientid', 'lookup_clientid', 'update_clientid', 'delete_clientid'], 'client id'),
-  ...credentialRoutes('auth_username', 'username', ['list_username', 'add_username', 'lookup_username', 'update_username', 'delete_username'], 'username')
-]
+export const AUTH_ROUTES: RouteDef[] = [...AUTH_CLIENTID_ROUTES, ...AUTH_USERNAME_ROUTES]

@@ -8,17 +8,19 @@
  * whether or not the plugin is loaded (at attach): while it is unloaded each answers
  * RefusedError "plugin svc_bridge_mqtt is not loaded on <node>; load it first ..." (ops-client.ts). {@link BRIDGE_OPERATIONS} lists them.
  */
-import { attachBridgeControl } from './ctl.js'
+import { attachBridgeControl, BRIDGE_CTL_COMMANDS } from './ctl.js'
 import { bridgePluginNotLoaded } from './ops-client.js'
 import { configRoot } from '../../node/config/index.js'
 import { NotFoundError, RefusedError, WrongTypeError } from '../../node/errors.js'
 import type { StarlingNode } from '../../node/node.js'
-import type { PluginDefinition } from '../../node/plugins/types.js'
 import type { NodeRpc } from '../../node/rpc.js'
 import { VERSION } from '../../node/version.js'
 import { BRIDGES_TABLE, createBridge, type BridgeChanges, type BridgeLinkSource } from './bridge.js'
 import { BRIDGE_CONFIG_SCHEMA, BRIDGE_PLUGIN, parseBridgeConfigs } from './config.js'
 import { createMqttLink } from './mqtt-link.js'
+import { BRIDGE_ACTIONS, BRIDGE_RESOURCE_TYPES } from './actions.js'
+import { BRIDGE_ROUTES } from './routes.js'
+import type { StarlingPlugin } from '../kit/parts.js'
 import type { Bridge, BridgeConfig, BridgeInfo, BridgeManager, RpcBridgeTransport } from './types.js'
 
 /**
@@ -116,23 +118,25 @@ function rpcTransport (node: StarlingNode): RpcBridgeTransport | undefined {
 }
 
 /** The `svc_bridge_mqtt` plugin. */
-export const svcBridgeMqtt: PluginDefinition = {
+export const svcBridgeMqtt: StarlingPlugin = {
   name: BRIDGE_PLUGIN,
   version: VERSION,
   description: 'Starling Bridge MQTT',
   type: 'bridge',
   configSchema: BRIDGE_CONFIG_SCHEMA,
+  ctl: BRIDGE_CTL_COMMANDS,
   loadedByDefault: false,
 
-  // the `bridges` commands and the bridges' $SYS topics exist whether or not the plugin is
-  // loaded (they say "load it first" while it is not), as the operations do
-  async attach (node) {
+  // the `bridges` commands and endpoints and the bridges' $SYS topics exist whether or not the
+  // plugin is loaded (they say "load it first" while it is not), as the operations do
+  async attach (node, parts) {
     registerRefusals(node.rpc)
     const detachControl = await attachBridgeControl(node)
-    return async () => { await detachControl(); unregisterBridgeOperations(node.rpc) }
+    const removeRoutes = parts.api.add(BRIDGE_ROUTES)
+    return async () => { removeRoutes(); await detachControl(); unregisterBridgeOperations(node.rpc) }
   },
 
-  async load ({ node, config, logger }) {
+  async load ({ node, config, logger, parts }) {
     const configs = parseBridgeConfigs(config, { root: configRoot(node.config) })
     const linkOf = (c: BridgeConfig): BridgeLinkSource => {
       if (c.kind === 'mqtt') return (hooks) => createMqttLink(c, hooks, { logger })
@@ -160,9 +164,12 @@ export const svcBridgeMqtt: PluginDefinition = {
       if (configs[i].startType === 'auto') await bridges[i].start()
     }
     registerBridgeOperations(node.rpc, manager)
+    // the rule engine's bridge_mqtt and bridge_rpc resource types and their actions, while loaded
+    const withdraw = parts.rules.provide(BRIDGE_RESOURCE_TYPES, BRIDGE_ACTIONS)
     logger.info({ bridges: configs.map((c) => c.name) }, 'bridges loaded')
     return {
       unload: async () => {
+        withdraw()
         registerRefusals(node.rpc)
         for (const b of manager.all()) await b.close()
       }

@@ -15,7 +15,7 @@
  *   is not added.
  */
 import type { Logger } from '../../node/logger.js'
-import type { Metrics } from '../../node/metrics.js'
+import { addMetrics, type Metrics } from '../../node/metrics.js'
 import type { NodeRpc } from '../../node/rpc.js'
 import { publishSys, sysTopicPrefix, isTopicSafe, type SysPublishTarget } from '../../node/sys/sys-publish.js'
 import { localBridges } from './ops-client.js'
@@ -33,6 +33,9 @@ const METRIC_OF = {
   received: 'bridge.mqtt.received',
   dropped: 'bridge.mqtt.dropped'
 } as const
+
+/** The node metrics svc_bridge_mqtt adds (listed after the core's while the node runs). */
+export const BRIDGE_METRIC_NAMES: readonly string[] = Object.values(METRIC_OF)
 
 /** What the publisher uses of the node. */
 export interface BridgesSysNode {
@@ -60,7 +63,7 @@ export function bridgeSysMessages (node: string, bridge: BridgeInfo): Array<[top
   return BRIDGE_SYS_LEAVES.map(leaf => [base + leaf, String(bridge[leaf])])
 }
 
-/** Creates the publisher; nothing runs until `start()`. */
+/** Creates the publisher and adds the bridge metrics (at zero); nothing runs until `start()`; `stop()` removes them. */
 export function createBridgesSys (node: BridgesSysNode): BridgesSys {
   const logger = node.logger.child({ component: 'bridges-sys' })
   const target = { broker: node.broker, logger }
@@ -115,6 +118,8 @@ export function createBridgesSys (node: BridgesSysNode): BridgesSys {
     timers.push(timer)
   }
 
+  // the node metrics these feed, listed after the core's until stop()
+  let removeMetrics: (() => void) | undefined = addMetrics(node.metrics, BRIDGE_METRIC_NAMES)
   return {
     tick,
     sample,
@@ -125,6 +130,8 @@ export function createBridgesSys (node: BridgesSysNode): BridgesSys {
     },
     stop () {
       for (const timer of timers.splice(0)) clearInterval(timer)
+      removeMetrics?.()
+      removeMetrics = undefined
     }
   }
 }

@@ -13,6 +13,8 @@
  */
 import type { PublishMessage } from '../../node/mqtt/core.js'
 
+export type { BridgeLink, RpcBridgeTransport } from '../../node/bridge-transport.js'
+
 /** `proto_ver` of an MQTT bridge. */
 export type BridgeProtoVer = 'mqttv3' | 'mqttv4' | 'mqttv5'
 
@@ -121,26 +123,6 @@ export interface BridgeManager {
   get: (name: string) => Bridge
 }
 
-/** A connection to the remote that a bridge sends through. */
-export interface BridgeLink {
-  /** Connects; rejects when the remote cannot be reached (the bridge retries). */
-  connect: () => Promise<void>
-  /**
-   * Sends a batch; resolves once the remote acknowledged every QoS 1/2 message of it (and the
-   * QoS 0 ones are written); rejects when the link drops first (the batch goes back to the buffer).
-   */
-  send: (batch: readonly PublishMessage[]) => Promise<void>
-  /** Called when the link drops after a successful connect. */
-  onDown: (listener: (err: Error) => void) => void
-  close: () => Promise<void>
-  /**
-   * MQTT links only (optional): changes the remote subscriptions while connected (a link
-   * subscribes to the bridge's current list by itself at each connect).
-   */
-  subscribe?: (subscriptions: ReadonlyArray<{ topic: string, qos: 0 | 1 | 2 }>) => Promise<void>
-  unsubscribe?: (topics: readonly string[]) => Promise<void>
-}
-
 /**
  * What a bridge gives the link it creates (createBridge's link factory): where messages of
  * the remote subscriptions go, and the subscriptions to make at each connect.
@@ -150,14 +132,4 @@ export interface BridgeLinkHooks {
   receive: (message: PublishMessage) => Promise<void>
   /** The bridge's subscriptions now. */
   subscriptions: () => Array<{ topic: string, qos: 0 | 1 | 2 }>
-}
-
-/**
- * How an RPC bridge reaches another Starling cluster's node (`address = name@host`): the
- * cluster part implements it over its transport, authenticated by `node.cookie`; the
- * composition root gives it to the bridges. Absent on a node without the cluster part.
- */
-export interface RpcBridgeTransport {
-  /** A link to node `address` that delivers batches there as local publishes. */
-  link: (address: string) => BridgeLink
 }

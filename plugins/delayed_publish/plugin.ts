@@ -21,12 +21,9 @@ export const DELAYED_CONFIG_SCHEMA = {
   }
 } as const satisfies ConfigSchema
 
-/** The publisher of each node while svc_delayed_publish is loaded. */
-const publishers = new WeakMap<StarlingNode, DelayedPublisher>()
-
-/** The node's delayed publisher while svc_delayed_publish is loaded (for stats and tests). */
-export function delayedPublisherOf (node: StarlingNode): DelayedPublisher | undefined {
-  return publishers.get(node)
+/** The node's delayed publisher while svc_delayed_publish is loaded (for stats and tests): found through the node's plugin manager. */
+export function delayedPublisherOf (node: Pick<StarlingNode, 'services'>): DelayedPublisher | undefined {
+  return (node.services.plugins.definition('svc_delayed_publish') as DelayedPublishPlugin).publisher
 }
 
 /** Publishes a due message through the MQTT core, as its original publisher. */
@@ -38,28 +35,40 @@ function publishThrough (node: StarlingNode, m: DelayedMessage): Promise<void> {
   return node.broker.core.publish(packet)
 }
 
-/** The `svc_delayed_publish` plugin. */
-export const delayedPublishPlugin: PluginDefinition = {
-  name: 'svc_delayed_publish',
-  version: VERSION,
-  description: 'Starling Delayed Publish',
-  configSchema: DELAYED_CONFIG_SCHEMA,
-  loadedByDefault: true,
-  async load ({ node, config, logger }) {
-    const publisher = new DelayedPublisher({
-      table: node.store.table<DelayedMessage>(DELAYED_TABLE),
-      publish: (m) => publishThrough(node, m),
-      logger,
-      maxDelayedMessages: config['delayed.max_delayed_messages'] as number
-    })
-    publisher.start()
-    const off = node.broker.tapPublishes('$delayed/', (event) => publisher.accept(event))
-    publishers.set(node, publisher)
-    return {
-      unload: async () => {
-        off()
-        publisher.stop()
-        publishers.delete(node)
+/** svc_delayed_publish of one node: the definition, with its publisher while loaded. */
+export interface DelayedPublishPlugin extends PluginDefinition {
+  readonly publisher: DelayedPublisher | undefined
+}
+
+/**
+ * The `svc_delayed_publish` plugin of one node (plugins/index.ts creates one per node): its
+ * publisher lives in this definition while loaded, not in a module shared by every node.
+ */
+export function createDelayedPublishPlugin (): DelayedPublishPlugin {
+  let publisher: DelayedPublisher | undefined
+  return {
+    name: 'svc_delayed_publish',
+    version: VERSION,
+    description: 'Starling Delayed Publish',
+    configSchema: DELAYED_CONFIG_SCHEMA,
+    loadedByDefault: true,
+    get publisher () { return publisher },
+    async load ({ node, config, logger }) {
+      const made = new DelayedPublisher({
+        table: node.store.table<DelayedMessage>(DELAYED_TABLE),
+        publish: (m) => publishThrough(node, m),
+        logger,
+        maxDelayedMessages: config['delayed.max_delayed_messages'] as number
+      })
+      made.start()
+      const off = node.broker.tapPublishes('$delayed/', (event) => made.accept(event))
+      publisher = made
+      return {
+        unload: async () => {
+          off()
+          made.stop()
+          publisher = undefined
+        }
       }
     }
   }

@@ -53,38 +53,50 @@ export function retainerPolicyFrom (config: Record<string, unknown>): RetainerPo
   }
 }
 
-/** The retainer attached to each node (one per node, from `attach` to its detach). */
-const retainers = new WeakMap<StarlingNode, Retainer>()
-
-/** The node's retainer while svc_retainer is attached (for stats and tests). */
-export function retainerOf (node: StarlingNode): Retainer | undefined {
-  return retainers.get(node)
+/** svc_retainer of one node: the definition, with the retainer it attached. */
+export interface RetainerPlugin extends PluginDefinition {
+  /** The node's retainer, from `attach` to its detach. */
+  readonly retainer: Retainer | undefined
 }
 
-/** The `svc_retainer` plugin. */
-export const retainerPlugin: PluginDefinition = {
-  name: 'svc_retainer',
-  version: VERSION,
-  description: 'Starling Retainer',
-  configSchema: RETAINER_CONFIG_SCHEMA,
-  loadedByDefault: true,
-  async attach (node) {
-    const retainer = new Retainer({
-      persistence: node.broker.core.retained,
-      discTable: node.store.table(PERSISTENCE_TABLES.retained),
-      logger: node.logger.child({ component: 'plugins', plugin: 'svc_retainer' })
-    })
-    await retainer.attach()
-    retainers.set(node, retainer)
-    return async () => {
-      retainer.detach()
-      retainers.delete(node)
+/**
+ * The `svc_retainer` plugin of one node (plugins/index.ts creates one per node): its retainer
+ * lives in this definition, from `attach` to its detach, not in a module shared by every
+ * node of the process.
+ */
+export function createRetainerPlugin (): RetainerPlugin {
+  let retainer: Retainer | undefined
+  return {
+    name: 'svc_retainer',
+    version: VERSION,
+    description: 'Starling Retainer',
+    configSchema: RETAINER_CONFIG_SCHEMA,
+    loadedByDefault: true,
+    get retainer () { return retainer },
+    async attach (node) {
+      if (retainer !== undefined) throw new Error('svc_retainer is attached to a node already: create one definition per node')
+      const made = new Retainer({
+        persistence: node.broker.core.retained,
+        discTable: node.store.table(PERSISTENCE_TABLES.retained),
+        logger: node.logger.child({ component: 'plugins', plugin: 'svc_retainer' })
+      })
+      await made.attach()
+      retainer = made
+      return async () => {
+        made.detach()
+        retainer = undefined
+      }
+    },
+    async load ({ config }) {
+      const attached = retainer
+      if (attached === undefined) throw new Error('svc_retainer is not attached to this node; load it through the plugin manager')
+      await attached.activate(retainerPolicyFrom(config))
+      return { unload: async () => attached.deactivate() }
     }
-  },
-  async load ({ node, config }) {
-    const retainer = retainers.get(node)
-    if (retainer === undefined) throw new Error('svc_retainer is not attached to this node; load it through the plugin manager')
-    await retainer.activate(retainerPolicyFrom(config))
-    return { unload: async () => retainer.deactivate() }
   }
+}
+
+/** The node's retainer while svc_retainer is attached (for stats and tests): found through the node's plugin manager. */
+export function retainerOf (node: Pick<StarlingNode, 'services'>): Retainer | undefined {
+  return (node.services.plugins.definition('svc_retainer') as RetainerPlugin).retainer
 }

@@ -7,21 +7,61 @@
  * Delivery: one request per action run with global `fetch`, bounded by the resource's
  * `request_timeout`; no retries (the spec does not show any). A network error, a timeout or
  * a status other than 2xx fails the run (counted as `failed`, logged). At most
- * {@link MAX_IN_FLIGHT} requests per resource are pending; a run beyond that fails at once,
- * so a slow server cannot make the node hold an unbounded backlog.
+ * {@link MAX_IN_FLIGHT} requests per resource and node are pending; a run beyond that fails
+ * at once, so a slow server cannot make the node hold an unbounded backlog.
+ *
+ * Per-node state: the pending count lives in the resource's instance on the node (the
+ * type's `open`, closed with the resource or the rule engine), which the action reaches
+ * through `ctx.instance()`; no module keeps a count. Several nodes in one process (the
+ * tests) with a resource of the same id each have their own instance, so their own limit.
  */
 import { maskUrl } from '../../node/config/index.js'
 import { fillString, fillTemplate } from '../template.js'
-import type { ActionContext, ActionDefinition, ParamSpec, Resource, ResourceTypeDefinition } from '../types.js'
+import type { ActionContext, ActionDefinition, ParamSpec, Resource, ResourceInstance, ResourceTypeDefinition } from '../types.js'
 
-/** The application providing the web_hook type (EMQ X's emqx_web_hook). */
-export const WEB_HOOK_APP = 'svc_web_hook'
+/**
+ * The plugin providing the web_hook type and its actions: svc_rule_engine, until a
+ * svc_web_hook plugin (EMQ X's emqx_web_hook; issue 23, plugins/web_hook/) provides them.
+ */
+export const WEB_HOOK_APP = 'svc_rule_engine'
 /** Pending requests allowed per resource. */
 export const MAX_IN_FLIGHT = 1000
 /** Methods a web_hook resource may use. */
 export const WEB_HOOK_METHODS = ['POST', 'PUT', 'GET', 'DELETE', 'PATCH'] as const
 
-const inFlight = new Map<string, number>()
+/** Bounds an instance's health check, as the resource service bounds `healthCheck` (5 s). */
+const ALIVE_TIMEOUT_MS = 5000
+
+/**
+ * A web_hook resource's running part on one node: its pending requests. Invariant:
+ * `pending` counts the {@link sendToWebServer} calls through this instance that passed the
+ * limit and have not settled, so it never exceeds {@link MAX_IN_FLIGHT}.
+ */
+export class WebHookInstance implements ResourceInstance {
+  /** Requests sent and not answered yet. */
+  pending = 0
+
+  constructor (private readonly resource: Resource) {}
+
+  /** The status while the rule engine runs: the same check as the type's `healthCheck`. */
+  async alive (): Promise<boolean> {
+    return await serverAnswers(this.resource, AbortSignal.timeout(ALIVE_TIMEOUT_MS))
+  }
+
+  /** Nothing to stop: pending requests end by themselves, within the request timeout. */
+  async close (): Promise<void> {}
+}
+
+/** Whether the resource's server answers a HEAD request within its timeout (any status). */
+async function serverAnswers (resource: Resource, signal: AbortSignal): Promise<boolean> {
+  try {
+    const res = await fetch(String(resource.config.url), { method: 'HEAD', signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutOf(resource))]) })
+    await res.body?.cancel()
+    return true
+  } catch {
+    return false
+  }
+}
 
 /** `web_hook`: an HTTP endpoint the actions send to. */
 export const webHookResourceType: ResourceTypeDefinition = {
@@ -46,13 +86,11 @@ export const webHookResourceType: ResourceTypeDefinition = {
     }
   },
   async healthCheck (resource, signal) {
-    try {
-      const res = await fetch(String(resource.config.url), { method: 'HEAD', signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutOf(resource))]) })
-      await res.body?.cancel()
-      return true
-    } catch {
-      return false
-    }
+    return await serverAnswers(resource, signal)
+  },
+  // pending requests are counted per node: each node opens its own instance of the resource
+  async open (resource) {
+    return new WebHookInstance(resource)
   }
 }
 
@@ -65,9 +103,10 @@ function timeoutOf (resource: Resource): number {
 export async function sendToWebServer (body: unknown, ctx: ActionContext): Promise<void> {
   const resource = ctx.resource
   if (resource === undefined) throw new Error(`resource ${String(ctx.params.$resource)} does not exist`)
-  const pending = inFlight.get(resource.id) ?? 0
-  if (pending >= MAX_IN_FLIGHT) throw new Error(`web_hook ${resource.id}: ${MAX_IN_FLIGHT} requests already pending; request dropped`)
-  inFlight.set(resource.id, pending + 1)
+  const instance = await ctx.instance()
+  if (!(instance instanceof WebHookInstance)) throw new Error(`web_hook ${resource.id} is not running on this node (the rule engine is not started)`)
+  if (instance.pending >= MAX_IN_FLIGHT) throw new Error(`web_hook ${resource.id}: ${MAX_IN_FLIGHT} requests already pending; request dropped`)
+  instance.pending++
   const method = String(resource.config.method ?? 'POST').toUpperCase()
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   for (const [k, v] of Object.entries((resource.config.headers ?? {}) as Record<string, unknown>)) headers[k.toLowerCase()] = String(v)
@@ -88,9 +127,7 @@ export async function sendToWebServer (body: unknown, ctx: ActionContext): Promi
     if (typeof err?.message === 'string' && err.message.includes(url)) throw new Error(err.message.replaceAll(url, maskUrl(url)))
     throw err
   } finally {
-    const left = (inFlight.get(resource.id) ?? 1) - 1
-    if (left <= 0) inFlight.delete(resource.id)
-    else inFlight.set(resource.id, left)
+    instance.pending--
   }
 }
 

@@ -1,5 +1,5 @@
 import { startTestNode, API_AUTH, type TestNode } from '../helpers/node.js'
-import { API_ROUTES } from '../../api/routes/index.js'
+import { EVERY_API_ROUTE as API_ROUTES } from '../helpers/api-routes.js'
 import { MAX_BODY_BYTES } from '../../api/server.js'
 import type { RouteDef } from '../../api/route-table.js'
 

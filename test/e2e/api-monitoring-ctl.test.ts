@@ -6,7 +6,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { METRIC_NAMES } from '../../node/metrics.js'
+import { METRIC_NAMES as CORE_METRIC_NAMES } from '../../node/metrics.js'
+import { BRIDGE_METRIC_NAMES } from '../../plugins/bridge_mqtt/sys.js'
+
+/** The core's counters, then those svc_bridge_mqtt adds (attached on every node). */
+const METRIC_NAMES = [...CORE_METRIC_NAMES, ...BRIDGE_METRIC_NAMES]
 import { STAT_NAMES } from '../../node/stats.js'
 import { startTestNode, connect, closeClients, waitFor, type TestNode } from '../helpers/node.js'
 import { runCtlOn } from '../helpers/ctl.js'

@@ -4,7 +4,11 @@
  * per-node forms, and unknown nodes.
  */
 import { startTestNode, connect, closeClients, API_AUTH, type TestNode } from '../helpers/node.js'
-import { METRIC_NAMES } from '../../node/metrics.js'
+import { METRIC_NAMES as CORE_METRIC_NAMES } from '../../node/metrics.js'
+import { BRIDGE_METRIC_NAMES } from '../../plugins/bridge_mqtt/sys.js'
+
+/** The core's counters, then those svc_bridge_mqtt adds (attached on every node). */
+const METRIC_NAMES = [...CORE_METRIC_NAMES, ...BRIDGE_METRIC_NAMES]
 import { STAT_NAMES } from '../../node/stats.js'
 
 let node: TestNode

@@ -104,7 +104,7 @@ describe('starling-ctl users on a node whose plugin manager has stopped (no plac
   /** Loads svc_auth_username outside the (stopped) manager, with its shipped file. */
   async function loadDirect (): Promise<CredentialPluginInstance> {
     const config = loadPluginConfig(join(PROJECT_ROOT, 'etc/plugins/svc_auth_username.conf'), svcAuthUsername.configSchema, { env: {} })
-    const plugin = await svcAuthUsername.load({ node: own.node, config, logger: own.node.logger }) as CredentialPluginInstance
+    const plugin = await svcAuthUsername.load({ node: own.node, config, logger: own.node.logger, parts: undefined as never }) as CredentialPluginInstance
     direct.push(plugin)
     return plugin
   }

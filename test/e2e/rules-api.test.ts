@@ -9,7 +9,8 @@ import { apiOf, expectError, settle } from './api-actions-client.js'
 let node: TestNode
 const api = apiOf(() => node)
 
-beforeAll(async () => { node = await startTestNode({ 'broker.sys_interval': '0' }) })
+// svc_bridge_mqtt loaded: the listings below include the bridge types it provides
+beforeAll(async () => { node = await startTestNode({ 'broker.sys_interval': '0' }, undefined, { plugins: ['svc_bridge_mqtt'] }) })
 afterEach(async () => {
   await closeClients()
   for (const rule of (await api('GET', '/rules')).body.data) await api('DELETE', `/rules/${rule.id}`)
@@ -139,7 +140,7 @@ describe('actions and resource types', () => {
   it('lists resource types, shows one, and their resources and actions', async () => {
     expect((await api('GET', '/resource_types')).body.data.map((t: any) => t.name)).toEqual(['built_in', 'web_hook', 'bridge_mqtt', 'bridge_rpc'])
     const hook = (await api('GET', '/resource_types/web_hook')).body.data
-    expect(hook).toMatchObject({ name: 'web_hook', provider: 'svc_web_hook', params: { url: { required: true }, headers: { type: 'object' }, method: { default: 'POST' } } })
+    expect(hook).toMatchObject({ name: 'web_hook', provider: 'svc_rule_engine', params: { url: { required: true }, headers: { type: 'object' }, method: { default: 'POST' } } })
     expect((await api('GET', '/resource_types/web_hook/actions')).body.data.map((a: any) => a.name)).toEqual(['data_to_webserver', 'web_hook:event_action', 'web_hook:publish_action'])
     await api('POST', '/resources', { type: 'web_hook', config: { url: 'http://127.0.0.1:1/x' } })
     expect((await api('GET', '/resource_types/web_hook/resources')).body.data).toHaveLength(1)

@@ -22,10 +22,12 @@ let remote: MosquittoServer
 let sub: MqttClient
 const received: Array<{ topic: string, payload: string }> = []
 const api = apiOf(() => node)
+/** The bridge resource types are svc_bridge_mqtt's: loaded on every node that runs them. */
+const BRIDGES = { plugins: ['svc_bridge_mqtt'] }
 
 beforeAll(async () => {
   remote = await startMosquitto({ tls: true })
-  node = await startTestNode({ 'broker.sys_interval': '0' })
+  node = await startTestNode({ 'broker.sys_interval': '0' }, undefined, BRIDGES)
   // not remote.connect(): that client ends itself on its first error, and this one must
   // reconnect after each stop of Mosquitto (its persistent session keeps what arrived meanwhile)
   sub = await mqtt.connectAsync({ host: SERVER_HOST, port: remote.port, clientId: 'remote-sub', clean: false, reconnectPeriod: 100 })
@@ -155,7 +157,7 @@ describe('data_to_mqtt_broker through bridge_mqtt to Mosquitto', () => {
     await closeClients()
     const dataDir = node.dataDir
     await node.stop()
-    node = await startTestNode({ 'broker.sys_interval': '0' }, dataDir)
+    node = await startTestNode({ 'broker.sys_interval': '0' }, dataDir, BRIDGES)
     await remote.restart()
     await waitFor(() => received.length >= temps.length, `${temps.length} messages on Mosquitto`, 20_000)
     expect(received.map(m => Number(m.payload))).toEqual(temps)
@@ -213,8 +215,8 @@ describe('bridge resources in a cluster', () => {
   let n1: TestNode, n2: TestNode
   const api1 = apiOf(() => n1)
   beforeAll(async () => {
-    n1 = await startTestNode({ 'node.name': 'n1@127.0.0.1', 'broker.sys_interval': '0' })
-    n2 = await startTestNode({ 'node.name': 'n2@127.0.0.1', 'broker.sys_interval': '0' })
+    n1 = await startTestNode({ 'node.name': 'n1@127.0.0.1', 'broker.sys_interval': '0' }, undefined, BRIDGES)
+    n2 = await startTestNode({ 'node.name': 'n2@127.0.0.1', 'broker.sys_interval': '0' }, undefined, BRIDGES)
     await n2.cluster.join(`n1@127.0.0.1:${n1.cluster.mesh.port as number}`)
   })
   afterAll(async () => {

@@ -12,7 +12,8 @@ import { runCtlOn } from '../helpers/ctl.js'
 let node: TestNode
 let cwd: string
 beforeAll(async () => {
-  node = await startTestNode({ 'broker.sys_interval': '0' })
+  // svc_bridge_mqtt loaded: the listings below include the bridge types it provides
+  node = await startTestNode({ 'broker.sys_interval': '0' }, undefined, { plugins: ['svc_bridge_mqtt'] })
   cwd = mkdtempSync(join(tmpdir(), 'starling-ctl-cwd-'))
 })
 afterAll(async () => {
@@ -32,12 +33,12 @@ describe('starling-ctl resource-types and rule-actions', () => {
       code: 0,
       err: '',
       out: "resource_type(name='built_in', provider='svc_rule_engine', title='Built-In Resource Type', description='The built in resource type for debug purpose')\n" +
-        "resource_type(name='web_hook', provider='svc_web_hook', title='WebHook', description='WebHook: sends the selected data as an HTTP request with a JSON body')\n" +
+        "resource_type(name='web_hook', provider='svc_rule_engine', title='WebHook', description='WebHook: sends the selected data as an HTTP request with a JSON body')\n" +
         "resource_type(name='bridge_mqtt', provider='svc_bridge_mqtt', title='MQTT Bridge', description='MQTT Message Bridge: sends what rules select to a remote MQTT broker (v3.1, 3.1.1, 5), buffered while it is away')\n" +
         "resource_type(name='bridge_rpc', provider='svc_bridge_mqtt', title='RPC Bridge', description='Starling RPC Bridge: sends what rules select to a node of another Starling cluster over the cluster transport, buffered while it is away')\n"
     })
     const show = await ctl('resource-types', 'show', 'web_hook')
-    expect(show.out).toMatch(/^resource_type\(name='web_hook', provider='svc_web_hook', title='WebHook', .*, params=\{"url":\{"type":"string","format":"url","required":true/)
+    expect(show.out).toMatch(/^resource_type\(name='web_hook', provider='svc_rule_engine', title='WebHook', .*, params=\{"url":\{"type":"string","format":"url","required":true/)
     expect(await ctl('resource-types', 'show', 'nope')).toEqual({ code: 1, out: '', err: 'resource type nope not found; known types: built_in, web_hook, bridge_mqtt, bridge_rpc\n' })
   })
 

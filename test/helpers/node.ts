@@ -35,13 +35,18 @@ export interface TestNode extends Starling {
  * e.g. for restart tests). `overrides` are config keys and values as in etc/starling.conf;
  * `init` is passed on to startStarling (every part, as bin/starling): its `etcDir` (plugin files in `<etcDir>/plugins/`,
  * default the project's `etc`) and its `env` for `STARLING_*` plugin keys (default none).
+ * `init.plugins` are loaded once the node runs, unless they already are (e.g. a restart
+ * whose `data/loaded_plugins` names them).
  */
 export async function startTestNode (
-  overrides: Record<string, string> = {}, dataDir?: string, init: { env?: Record<string, string>, etcDir?: string } = {}
+  overrides: Record<string, string> = {}, dataDir?: string, init: { env?: Record<string, string>, etcDir?: string, plugins?: string[] } = {}
 ): Promise<TestNode> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'starling-'))
   const config = loadConfig({ env: {}, overrides: { ...EPHEMERAL, 'node.data_dir': dir, ...overrides } })
   const node = await startStarling(config, { logger: silentLogger(), env: init.env ?? {}, etcDir: init.etcDir })
+  for (const name of init.plugins ?? []) {
+    if (!node.services.plugins.isActive(name)) await node.services.plugins.load(name)
+  }
   return Object.assign(node, {
     dataDir: dir,
     destroy: async () => {

@@ -18,7 +18,7 @@ import {
 import { TraceError } from '../../node/trace/trace-service.js'
 import { AclFileError } from '../../node/acl/acl-error.js'
 import { ControlError, NodeNotRunningError } from '../../node/control/errors.js'
-import { API_ROUTES } from '../../api/routes/index.js'
+import { EVERY_API_ROUTE as API_ROUTES } from '../helpers/api-routes.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const HOW = 'regenerate with UPDATE_ERRORS_DOC=1 NODE_OPTIONS=--experimental-vm-modules npx jest test/node/errors-doc'
@@ -176,7 +176,7 @@ describe('error catalogue (node/errors.ts) and docs/errors.md', () => {
 
   it('lists every error class of the node, the API, the cluster and the rule engine, or says why not', () => {
     const found = new Map<string, string>()
-    for (const file of sourceFiles(['node', 'api', 'cluster', 'rules', 'bin'])) {
+    for (const file of sourceFiles(['node', 'plugins', 'api', 'cluster', 'rules', 'bin'])) {
       const text = readFileSync(file, 'utf8')
       for (const m of text.matchAll(/\bclass (\w+) extends (\w+)/g)) found.set(m[1], m[2])
     }
@@ -198,7 +198,7 @@ describe('error catalogue (node/errors.ts) and docs/errors.md', () => {
   it('throws the catalogue\'s classes: a bare ApiError only carries a code and status known at run time, and says so', () => {
     const bare: string[] = []
     const unexplained: string[] = []
-    for (const file of sourceFiles(['node', 'api', 'cluster', 'rules'])) {
+    for (const file of sourceFiles(['node', 'plugins', 'api', 'cluster', 'rules'])) {
       const lines = readFileSync(file, 'utf8').split('\n')
       const text = lines.join('\n')
       // a code written in the source names a kind: use its class (RefusedError, NotFoundError.withMessage ...)

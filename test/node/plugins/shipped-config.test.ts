@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { loadPluginConfig, parseConfText } from '../../../node/config/index.js'
-import { CORE_PLUGINS } from '../../../node/plugins/builtin.js'
+import { createRetainerPlugin } from '../../../plugins/retainer/plugin.js'
+import { createDelayedPublishPlugin } from '../../../plugins/delayed_publish/plugin.js'
+import { svcBridgeMqtt } from '../../../plugins/bridge_mqtt/plugin.js'
+
+/** The plugins whose shipped files set every key (the auth plugins' files are tested beside them). */
+const CORE_PLUGINS = [createRetainerPlugin(), createDelayedPublishPlugin(), svcBridgeMqtt]
 
 const etc = fileURLToPath(new URL('../../../etc/plugins/', import.meta.url))
 

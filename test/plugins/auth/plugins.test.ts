@@ -42,7 +42,7 @@ describe.each([
   })
 
   it('refuses an unknown hash name in a config that skipped the schema', async () => {
-    await expect(def.load({ node: {} as any, config: { [`${prefix}.password_hash`]: 'rot13' }, logger: {} as any }))
+    await expect(def.load({ node: {} as any, config: { [`${prefix}.password_hash`]: 'rot13' }, logger: {} as any, parts: undefined as never }))
       .rejects.toThrow(ConfigError)
   })
 })

@@ -17,13 +17,17 @@ import {
   BRIDGE_MQTT_PARAMS, BridgeResource, bridgeConfigOf, createBridgeResourceTypes, dataToMqttBrokerAction, replayDirOf, type BridgeRuntime
 } from '../../../plugins/bridge_mqtt/actions.js'
 import { createBuiltInRegistry } from '../../../rules/engine.js'
+import { BRIDGE_ACTIONS, BRIDGE_RESOURCE_TYPES } from '../../../plugins/bridge_mqtt/actions.js'
 import { createActionRegistry } from '../../../rules/registry.js'
 import { checkParams } from '../../../rules/params.js'
 import { ResourceInstances } from '../../../rules/resource-instances.js'
 import { resourceView } from '../../../rules/views.js'
 import type { ActionContext, Resource, ResourceComponents, ResourceTypeDefinition } from '../../../rules/types.js'
 
+// svc_rule_engine's types and actions, and those svc_bridge_mqtt provides while it is loaded
 const registry = createBuiltInRegistry()
+for (const type of BRIDGE_RESOURCE_TYPES) registry.registerResourceType(type)
+for (const action of BRIDGE_ACTIONS) registry.registerAction(action)
 
 /** What ResourceService.create does with a config: params checked and filled, then the type's own checks. */
 function configOf (type: string, given: Record<string, unknown>): Record<string, unknown> {
@@ -191,7 +195,7 @@ describe('a resource\'s bridge on this node', () => {
   })
 
   it('has no instance for types without open (status from the health check)', async () => {
-    const web: Resource = { id: 'web_hook:w', type: 'web_hook', config: {}, description: '', attrs: 'undefined', created_at: 1 }
+    const web: Resource = { id: 'built_in:w', type: 'built_in', config: {}, description: '', attrs: 'undefined', created_at: 1 }
     expect(await new ResourceInstances({ registry, logger: silentLogger(), components }).alive(web)).toBeUndefined()
   })
 })

@@ -1,8 +1,12 @@
 /** Actions and resource types registered by code; both naming styles resolve. */
 import { createBuiltInRegistry } from '../../../rules/engine.js'
+import { BRIDGE_ACTIONS, BRIDGE_RESOURCE_TYPES } from '../../../plugins/bridge_mqtt/actions.js'
 import { ApiError } from '../../../node/errors.js'
 
+// svc_rule_engine's types and actions, and those svc_bridge_mqtt provides while it is loaded
 const registry = createBuiltInRegistry()
+for (const type of BRIDGE_RESOURCE_TYPES) registry.registerResourceType(type)
+for (const action of BRIDGE_ACTIONS) registry.registerAction(action)
 
 describe('the built-in registry', () => {
   it('resolves the short and the prefixed names to the same action', () => {
