@@ -59,8 +59,11 @@ export interface ControlServer {
   start(): Promise<void>
   /** Stops listening, drops open connections and removes the socket file. Idempotent. */
   stop(): Promise<void>
-  /** Adds a command. Throws if the name is already taken: unregister the old one first. */
-  register(command: string, handler: ControlHandler): void
+  /**
+   * Adds a command. Throws if the name is already taken: unregister the old one first.
+   * `secretArgs`: positions of arguments (passwords) never written to the log.
+   */
+  register(command: string, handler: ControlHandler, options?: { secretArgs?: readonly number[] }): void
   /** Removes a command (a plugin being unloaded). Returns whether it was registered. */
   unregister(command: string): boolean
   /** Names of the registered commands, sorted. */
@@ -78,6 +81,7 @@ export function createControlServer (init: ControlServerInit): ControlServer {
   const { socketPath } = init
   const logger = init.logger.child({ component: 'control' })
   const handlers = new Map<string, ControlHandler>()
+  const secretArgs = new Map<string, readonly number[]>()
   // Invariant: `server` is set only while we own the socket file, so stop() never removes
   // a socket that belongs to another node.
   let server: net.Server | undefined
@@ -85,11 +89,13 @@ export function createControlServer (init: ControlServerInit): ControlServer {
   const usages = new Map<string, CtlCommand<any>>()
   for (const spec of init.table ?? []) usages.set(normaliseCommand(commandName(spec)), spec)
 
-  function register (command: string, handler: ControlHandler): void {
+  function register (command: string, handler: ControlHandler, options?: { secretArgs?: readonly number[] }): void {
     const name = normaliseCommand(command)
     if (name === '') throw new Error('A control command needs a name')
     if (handlers.has(name)) throw new Error(`Control command '${name}' is already registered`)
     handlers.set(name, handler)
+    if (options?.secretArgs !== undefined) secretArgs.set(name, options.secretArgs)
+    else secretArgs.delete(name)
   }
   for (const [command, handler] of Object.entries(init.handlers ?? {})) register(command, handler)
 
@@ -127,7 +133,8 @@ export function createControlServer (init: ControlServerInit): ControlServer {
       reply(socket, { id: req.id, ok: false, error: { message: `Unknown command '${req.command}'; known commands: ${known}` } })
       return
     }
-    logger.debug({ command: req.command, args: req.args }, 'control command')
+    const hidden = secretArgs.get(req.command)
+    logger.debug({ command: req.command, args: hidden === undefined ? req.args : req.args.map((a, i) => hidden.includes(i) ? '******' : a) }, 'control command')
     try {
       // the client's argument count is not taken on trust: `starling-ctl` checks it, `nc -U` does not
       const spec = usages.get(req.command)

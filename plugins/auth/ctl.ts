@@ -136,7 +136,8 @@ function registerAll (control: ControlServer, handlers: ControlHandlers): void {
   const done: string[] = []
   try {
     for (const [name, handler] of Object.entries(handlers)) {
-      control.register(name, handler)
+      // `add`/`update`: the password (second argument) never reaches the control socket's debug log
+      control.register(name, handler, { secretArgs: [1] })
       done.push(name)
     }
   } catch (err) {
