@@ -13,8 +13,9 @@ import type { PluginDefinition } from '../node/plugins/types.js'
 import type { StarlingNode } from '../node/node.js'
 import { VERSION } from '../node/version.js'
 import type { RuleEngine } from '../rules/engine.js'
-import { startApiServer, type ApiServer, type ApiServerComponents } from './server.js'
-import { createRouteTable, type ApiNode, type ApiRouteTable } from './route-table.js'
+import type express from 'express'
+import { createApiApp, startApiServer, type ApiAuthenticator, type ApiServer, type ApiServerComponents } from './server.js'
+import { createRouteTable, joinRouteTables, type ApiNode, type ApiRouteTable } from './route-table.js'
 import { API_ROUTES } from './routes/index.js'
 
 /** Acceptors reported for the management HTTP listener: Node accepts on one event loop. */
@@ -37,6 +38,13 @@ export interface ApiPart {
   readonly server: ApiServer | undefined
   /** The routes it serves: the core's, and those plugins add (`parts.api`, plugins/kit/parts.ts). */
   readonly routes: ApiRouteTable
+  /**
+   * The API as an Express application for another listener (svc_dashboard on 18083): every
+   * route of {@link routes} (as it is at each request), then `extra`'s, with the same
+   * handlers, bodies, index and envelopes, behind `authenticate` instead of the
+   * applications' HTTP Basic. Nothing of it runs for a request `authenticate` refuses.
+   */
+  app: (node: ApiNode & Pick<StarlingNode, 'logger'>, authenticate: ApiAuthenticator, extra?: ApiRouteTable) => express.Express
 }
 
 /**
@@ -81,6 +89,8 @@ export function createApiPart (init: ApiPartInit): ApiPart {
   return {
     plugin,
     routes,
+    app: (node, authenticate, extra) =>
+      createApiApp(serverComponents(node, init.rules.engine), extra === undefined ? routes : joinRouteTables(routes, extra), authenticate),
     get server () {
       return server
     }

@@ -29,7 +29,10 @@ export interface ApiRequest {
   node: ApiNode
   /** The node's rule engine with its RPC and name: what rules/rule-ops.ts and schemas/schema-ops.ts take. */
   rules: RuleOpsComponents
-  /** The API application that made the request (its HTTP Basic user name). */
+  /**
+   * Who made the request: the API application (its HTTP Basic user name) on the management
+   * listener, the signed-in dashboard user on the dashboard's (svc_dashboard).
+   */
   appId: string
 }
 
@@ -117,5 +120,17 @@ export function createRouteTable (base: readonly RouteDef[]): ApiRouteTable {
     },
     all: () => routes,
     get version () { return version }
+  }
+}
+
+/**
+ * One view of several route tables, in the order given: what a listener serving more than one
+ * table reads (the dashboard serves the API's table and its own). Its version changes whenever
+ * one of theirs does (each only grows, so their sum does too).
+ */
+export function joinRouteTables (...tables: ReadonlyArray<Pick<ApiRouteTable, 'all' | 'version'>>): Pick<ApiRouteTable, 'all' | 'version'> {
+  return {
+    all: () => tables.flatMap(t => t.all()),
+    get version () { return tables.reduce((sum, t) => sum + t.version, 0) }
   }
 }

@@ -1,16 +1,12 @@
-import http from 'node:http'
-import https from 'node:https'
-import { readFileSync } from 'node:fs'
-import type { AddressInfo, Socket } from 'node:net'
-import type { Duplex } from 'node:stream'
 import express, { type NextFunction, type Request, type Response } from 'express'
 import passport from 'passport'
 import { BasicStrategy } from 'passport-http'
 import type { Logger } from '../node/logger.js'
 import type { RuleOpsComponents } from '../rules/rule-ops.js'
+import type { AppsService } from '../node/apps/apps.js'
 import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, WrongTypeError, toApiError, type ApiError } from '../node/errors.js'
 import { checkJsonDepth } from '../node/json-depth.js'
-import { ListenError } from '../node/listen-error.js'
+import { startHttpListeners } from '../node/http-listener.js'
 import { fullPath, type ApiNode, type ApiResult, type ApiRouteTable, type RouteDef } from './route-table.js'
 import { bodyValidator } from './validate.js'
 import { openApiDocument } from './openapi.js'
@@ -39,30 +35,54 @@ export interface ApiServerComponents {
 }
 
 /**
- * Builds the Express application of `/api/v3/`: HTTP Basic authentication against the API
- * applications, JSON bodies (109 when not JSON, 413 above {@link MAX_BODY_BYTES}), one
- * Express route per {@link RouteDef}, the index and the OpenAPI document from the same
- * table, the success envelope ({@link envelope}) and the `{code, message}` error envelope.
+ * The authentication step of `/api/v3/`: resolves with the name of the caller (the API
+ * application on 8080, the dashboard user on 18083), which handlers get as `appId`, or
+ * throws the {@link ApiError} to answer (it may set headers such as `WWW-Authenticate` on
+ * `res` first). Every `/api/v3/` request passes it before anything else runs.
  */
-export function createApiApp (components: ApiServerComponents, table: ApiRouteTable): express.Express {
-  const { node, logger } = components
-  const apps = node.services.apps
-  const app = express()
-  app.disable('x-powered-by')
+export type ApiAuthenticator = (req: Request, res: Response) => Promise<string> | string
+
+/** The routes an API application serves: a route table, or a view joining several ({@link joinRouteTables}). */
+export type RouteTableView = Pick<ApiRouteTable, 'all' | 'version'>
+
+/**
+ * The management listener's authentication: HTTP Basic with an enabled, unexpired API
+ * application (`node.services.apps`); 104 when no credentials are given, 103 when they are
+ * wrong, both with `WWW-Authenticate: Basic`.
+ */
+export function appsBasicAuthenticator (apps: Pick<AppsService, 'verify'>): ApiAuthenticator {
   const auth = new passport.Passport()
   auth.use(new BasicStrategy((appId, secret, done) => done(null, apps.verify(appId, secret) ? { appId } : false)))
-  app.use('/api/v3', (req: Request, res: Response, next: NextFunction) => {
+  return async (req, res) => await new Promise<string>((resolve, reject) => {
     auth.authenticate('basic', { session: false }, (err: unknown, user: unknown) => {
-      if (err !== null && err !== undefined) return next(err)
+      if (err !== null && err !== undefined) return reject(err)
       if (user === false || user === undefined) {
         const header = req.headers.authorization
         const empty = header === undefined || !/^Basic\s+\S+/i.test(header) || Buffer.from(header.replace(/^Basic\s+/i, ''), 'base64').toString().replace(':', '') === ''
         res.set('WWW-Authenticate', 'Basic realm="Starling management API"')
-        return answerError(res, empty ? new EmptyCredentialsError() : new WrongCredentialsError())
+        return reject(empty ? new EmptyCredentialsError() : new WrongCredentialsError())
       }
-      res.locals.appId = (user as { appId: string }).appId
+      resolve((user as { appId: string }).appId)
+    })(req, res, (err?: unknown) => { reject(err ?? new WrongCredentialsError()) })
+  })
+}
+
+/**
+ * Builds the Express application of `/api/v3/`: `authenticate` first (the management
+ * listener gives {@link appsBasicAuthenticator}), JSON bodies (109 when not JSON, 413 above
+ * {@link MAX_BODY_BYTES}), one Express route per {@link RouteDef}, the index and the OpenAPI
+ * document from the same table, the success envelope ({@link envelope}) and the `{code,
+ * message}` error envelope.
+ */
+export function createApiApp (components: ApiServerComponents, table: RouteTableView, authenticate: ApiAuthenticator): express.Express {
+  const { logger } = components
+  const app = express()
+  app.disable('x-powered-by')
+  app.use('/api/v3', (req: Request, res: Response, next: NextFunction) => {
+    Promise.resolve().then(async () => await authenticate(req, res)).then((caller) => {
+      res.locals.appId = caller
       next()
-    })(req, res, next)
+    }, next)
   })
   app.use('/api/v3', express.raw({ type: () => true, limit: MAX_BODY_BYTES }))
 
@@ -139,19 +159,6 @@ function requestError (err: any): ApiError | null {
   return null
 }
 
-/**
- * A request Node's HTTP parser refuses before Express sees it (a request line and headers
- * over its 16 KiB, a malformed request line or header) is answered with the error envelope
- * too, code 102 (431 or 400), where Node answered a bare 431/400 without a body (found by
- * bench/fuzz/api-door.ts); the connection then closes, as Node's own answer closes it.
- */
-function answerClientError (err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return }
-  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
-  const body = JSON.stringify({ code: 102, message: tooLarge ? 'request line and headers larger than 16384 bytes' : `malformed HTTP request (${String(err.code ?? err.message)})` })
-  socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
-}
-
 /** The one way an error is answered: its catalogue status with `{code, message}`. */
 function answerError (res: Response, e: ApiError): void {
   res.status(e.status).json({ code: e.code, message: e.message })
@@ -186,59 +193,28 @@ function parseBody (req: Request, route: RouteDef): unknown {
   return checkJsonDepth(body, 'request body')
 }
 
-/** Starts the API on `management.listener.http` (and `management.listener.https` when set). */
+/** Starts the API on `management.listener.http` (and `management.listener.https` when set), HTTP Basic with the API applications. */
 export async function startApiServer (components: ApiServerComponents, table: ApiRouteTable): Promise<ApiServer> {
   const { node, logger } = components
-  const app = createApiApp(components, table)
-  const cfg = node.config as Record<string, any>
+  const app = createApiApp(components, table, appsBasicAuthenticator(node.services.apps))
+  const cfg = node.config
+  const tls = cfg['management.listener.https']
+  const listeners = await startHttpListeners(app, {
+    http: { address: cfg['management.listener.http'], key: 'management.listener.http' },
+    https: tls === null
+      ? undefined
+      : { address: tls, key: 'management.listener.https', keyfile: cfg['management.listener.https.keyfile'], certfile: cfg['management.listener.https.certfile'] },
+    // over HTTP and HTTPS together, read per connection so a change through the configs API applies at once
+    maxConns: () => node.config['management.listener.http.max_conns']
+  })
+  if (listeners.httpsPort !== undefined) logger.info({ port: listeners.httpsPort }, 'management API (HTTPS) started')
   const address = cfg['management.listener.http']
-  const https_ = cfg['management.listener.https']
-  const servers: http.Server[] = []
-  let open = 0
-  // `management.listener.http.max_conns` over HTTP and HTTPS together, read per connection so a
-  // change through the configs API applies at once; a connection over it is closed unanswered
-  const limit = (socket: Socket): void => {
-    if (open >= node.config['management.listener.http.max_conns']) {
-      socket.destroy()
-      return
-    }
-    open++
-    socket.once('close', () => { open-- })
-  }
-  const listen = async (server: http.Server, host: string, port: number): Promise<number> => {
-    server.on('connection', limit)
-    server.on('clientError', answerClientError)
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(port, host, () => { server.off('error', reject); resolve() })
-    })
-    servers.push(server)
-    return (server.address() as AddressInfo).port
-  }
-  let port = 0
-  try {
-    port = await listen(http.createServer(app), address.host, address.port)
-    if (https_ !== null && https_ !== undefined) {
-      const tlsServer = https.createServer({ key: readFileSync(cfg['management.listener.https.keyfile']), cert: readFileSync(cfg['management.listener.https.certfile']) }, app)
-      const httpsPort = await listen(tlsServer, https_.host, https_.port)
-      logger.info({ port: httpsPort }, 'management API (HTTPS) started')
-    }
-  } catch (err: any) {
-    for (const s of servers) s.close()
-    const key = servers.length === 0 ? 'management.listener.http' : 'management.listener.https'
-    throw new ListenError(key, servers.length === 0 ? address.text : https_.text, err)
-  }
-  logger.info({ protocol: 'http:management', host: address.host, port }, 'listener started')
+  logger.info({ protocol: 'http:management', host: address.host, port: listeners.port }, 'listener started')
   return {
-    port,
+    port: listeners.port,
     protocol: 'http:management',
-    listenOn: `${address.host}:${port}`,
-    connections: () => open,
-    stop: async () => {
-      await Promise.all(servers.map(s => new Promise<void>(resolve => {
-        s.close(() => resolve())
-        s.closeAllConnections()
-      })))
-    }
+    listenOn: `${address.host}:${listeners.port}`,
+    connections: listeners.connections,
+    stop: listeners.stop
   }
 }

@@ -38,10 +38,10 @@ export type Starling = StarlingNode & { readonly cluster: Cluster, readonly rule
 export async function startStarling (config: StarlingConfig, init: Omit<StartNodeInit, 'parts'>): Promise<Starling> {
   const rules = createRulesPart()
   const api = createApiPart({ rules })
-  // what the plugins may extend: the rule engine (created before any plugin loads) and the API's routes
+  // what the plugins may extend: the rule engine (created before any plugin loads), the API's routes, and the API itself for another listener
   const pluginParts: PluginParts = {
     rules: { provide: (types, actions) => rules.engine.provide(types, actions) },
-    api: api.routes
+    api: { add: (routes) => api.routes.add(routes), app: (node, authenticate, extra) => api.app(node, authenticate, extra) }
   }
   const parts: NodeParts = {
     plugins: pluginList({ management: api.plugin, ruleEngine: rules.plugin }),

@@ -74,7 +74,12 @@ export const CONFIG_SCHEMA = {
   'management.listener.https.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the management HTTPS listener.' },
   'management.default_application.id': { type: 'string', default: 'admin', pattern: /^\S+$/, hint: 'an id without spaces', live: false, doc: 'AppId of the API application created at first start (Basic auth user of /api/v3/).' },
   'management.default_application.secret': { type: 'string', default: '', allowEmpty: true, live: false, secret: true, doc: 'Secret of that application; empty: one is generated at first start and shown once in the log. Stored only as a salted hash.' },
-  'dashboard.listener.http': { type: 'address', default: '0.0.0.0:18083', live: false, doc: 'Address of the dashboard over HTTP.' },
+  'dashboard.listener.http': { type: 'address', default: '0.0.0.0:18083', live: false, doc: 'Address of the dashboard (svc_dashboard: its sign-in, users and the whole /api/v3/ for signed-in users) over HTTP.' },
+  'dashboard.listener.https': { type: 'address', optional: true, default: '', live: false, doc: 'Address of the dashboard over HTTPS; empty turns HTTPS off. The session cookie is marked Secure on it.' },
+  'dashboard.listener.https.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the dashboard HTTPS listener.' },
+  'dashboard.listener.https.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the dashboard HTTPS listener.' },
+  'dashboard.default_user.login': { type: 'string', default: 'admin', pattern: /^[^\s:]+$/, hint: 'a user name without spaces or colons', live: false, doc: 'Name of the dashboard user created at first start (it cannot be deleted).' },
+  'dashboard.default_user.password': { type: 'string', default: '', allowEmpty: true, live: false, secret: true, doc: 'Its password at first start; empty: one is generated and shown once in the log. Used only when the user is created (change it later with change_pwd or starling-ctl admins passwd); stored only as a bcrypt hash.' },
 
   // ---- authentication and access control
   'allow_anonymous': { type: 'bool', default: 'true', live: true, doc: 'Let clients connect without credentials when no auth plugin decides.' },

@@ -10,6 +10,7 @@
 import type { PluginDefinition } from '../../node/plugins/types.js'
 import type { RuleProviders } from '../../rules/engine.js'
 import type { ApiRouteTable } from '../../api/route-table.js'
+import type { ApiPart } from '../../api/plugin.js'
 
 export interface PluginParts {
   /**
@@ -17,8 +18,13 @@ export interface PluginParts {
    * loaded (`GET /api/v3/resource_types` and `/actions` list them with their `provider`).
    */
   readonly rules: RuleProviders
-  /** The node's `/api/v3/` routes: a plugin's endpoints, added and removed with it. */
-  readonly api: Pick<ApiRouteTable, 'add'>
+  /**
+   * The node's `/api/v3/`: `add`, a plugin's endpoints, added and removed with it; `app`, the
+   * whole API (the core's routes, the plugins', and the caller's own table) as an Express
+   * application behind an authentication step of the caller's, for a listener of its own
+   * (svc_dashboard serves it on 18083 to signed-in dashboard users).
+   */
+  readonly api: Pick<ApiRouteTable, 'add'> & Pick<ApiPart, 'app'>
 }
 
 /** A plugin of the plugins room: a definition typed with the parts it may extend. */

@@ -111,13 +111,13 @@ describe('nodes', () => {
 const LISTENER_FIELDS = ['acceptors', 'current_conns', 'listen_on', 'max_conns', 'protocol', 'shutdown_count']
 
 describe('listeners', () => {
-  it('GET /listeners/ lists each node with its MQTT listeners and http:management', async () => {
+  it('GET /listeners/ lists each node with its MQTT listeners, http:management and http:dashboard', async () => {
     const { body } = await get('/listeners/')
     expect(body.data).toHaveLength(1)
     expect(Object.keys(body.data[0]).sort()).toEqual(['listeners', 'node'])
     expect(body.data[0].node).toBe(node.name)
     const listeners = body.data[0].listeners
-    expect(listeners.map((l: any) => l.protocol)).toEqual(['mqtt:tcp', 'mqtt:ssl', 'mqtt:ws', 'mqtt:wss', 'http:management'])
+    expect(listeners.map((l: any) => l.protocol)).toEqual(['mqtt:tcp', 'mqtt:ssl', 'mqtt:ws', 'mqtt:wss', 'http:management', 'http:dashboard'])
     for (const l of listeners) {
       expect(Object.keys(l).sort()).toEqual(LISTENER_FIELDS)
       for (const key of ['acceptors', 'current_conns', 'max_conns']) expect(Number.isInteger(l[key])).toBe(true)

@@ -113,6 +113,8 @@ function fieldsOf (v: unknown): unknown {
 let node: NodeProcess
 let cwd: string
 let apiPort = 0
+/** The dashboard listener's port (docs/dashboard.md's examples, there on 18083, as admin:public). */
+let dashboardPort = 0
 /** The reference codec service the 3rd-party schema examples name (there on 9003/9004). */
 let codec: CodecServer
 
@@ -120,6 +122,7 @@ let codec: CodecServer
 async function run (command: string): Promise<{ code: number, out: string, stdout: string }> {
   const local = command
     .replace(/http:\/\/(127\.0\.0\.1|localhost):8080/g, `http://127.0.0.1:${apiPort}`)
+    .replace(/http:\/\/(127\.0\.0\.1|localhost):18083/g, `http://127.0.0.1:${dashboardPort}`)
     .replace(/admin:<secret>/g, 'admin:public')
     .replace(/127\.0\.0\.1:9003\/codec/g, codec.httpUrl!.replace('http://', ''))
     .replace(/127\.0\.0\.1:9004/g, codec.tcpAddress!)
@@ -164,8 +167,9 @@ beforeAll(async () => {
   writeFileSync(join(cwd, 'sensor.avsc'), '{"type":"record","name":"Sensor","fields":[{"name":"id","type":"string"},{"name":"temp","type":"double"}]}')
   writeFileSync(join(cwd, 'sensor.proto'), 'syntax = "proto3";\nmessage Sensor { string id = 1; double temp = 2; }\n')
   codec = await startCodecServer({ http: {}, tcp: {} })
-  node = await spawnNode({ env: { STARLING_MANAGEMENT__DEFAULT_APPLICATION__SECRET: 'public' } })
+  node = await spawnNode({ env: { STARLING_MANAGEMENT__DEFAULT_APPLICATION__SECRET: 'public', STARLING_DASHBOARD__DEFAULT_USER__PASSWORD: 'public' } })
   apiPort = node.port('http:management' as any)
+  dashboardPort = node.port('http:dashboard' as any)
 }, 30000)
 afterEach(async () => { await closeProcessClients() })
 afterAll(async () => { await killAllNodes(); await codec?.close() })

@@ -137,6 +137,7 @@ beforeAll(async () => {
       'node.data_dir': join(dataDir, 'data'),
       'node.cookie': secret('node.cookie'),
       'management.default_application.secret': API_SECRET,
+      'dashboard.default_user.password': secret('dashboard.default_user.password'),
       'broker.sys_interval': '0'
     }
   })
@@ -148,6 +149,16 @@ beforeAll(async () => {
     await node.services.plugins.load(plugin).catch(() => undefined)
   }
   expect(node.services.plugins.isActive('svc_auth_http')).toBe(true)
+  // the dashboard's default user signs in with its password, as HTTP Basic too (svc_dashboard)
+  const dashboard = node.listenerBoard.list().find((l) => l.protocol === 'http:dashboard')!.listen_on
+  const signIn = await fetch(`http://${String(dashboard)}/api/v3/auth`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: secret('dashboard.default_user.password') })
+  })
+  createAnswers.push(await signIn.json())
+  const basicUse = await fetch(`http://${String(dashboard)}/api/v3/users`, {
+    headers: { authorization: 'Basic ' + Buffer.from(`admin:${secret('dashboard.default_user.password')}`).toString('base64') }
+  })
+  createAnswers.push(await basicUse.json())
   expect(node.services.plugins.isActive('svc_bridge_mqtt')).toBe(true)
 
   const hook = `http://127.0.0.1:${httpPort.value}/hook`
@@ -287,7 +298,7 @@ it('serves no secret on any GET route of the API, with every path parameter fill
 })
 
 it('prints no secret in any read-only starling-ctl command, as text or JSON', async () => {
-  const mutating = /^(load|unload|reload|add|update|del|delete|start|stop|insert|kick|create|join|leave|force-leave|set-level|add-forward|del-forward|add-subscription|del-subscription)$/
+  const mutating = /^(load|unload|reload|add|update|del|delete|passwd|start|stop|insert|kick|create|join|leave|force-leave|set-level|add-forward|del-forward|add-subscription|del-subscription)$/
   const values = await pathValues()
   const args: Record<string, string[]> = {
     ClientId: ['sweeper'], AppId: ['admin', 'sweep'], Topic: ['t/#'], RuleId: [ruleId], ActionId: ['data_to_webserver'],

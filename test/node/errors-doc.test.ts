@@ -11,6 +11,10 @@ import {
 import {
   AuthPluginNotLoadedError, CredentialEmptyError, CredentialExistsError, CredentialInvalidError, CredentialNotFoundError
 } from '../../plugins/auth/errors.js'
+import {
+  DashboardAdminNotDeletableError, DashboardCrossSiteError, DashboardEmptyCredentialsError, DashboardSignInRequiredError, DashboardSlowDownError,
+  DashboardUserExistsError, DashboardUserNotFoundError, DashboardWrongCredentialsError
+} from '../../plugins/dashboard/errors.js'
 import { BannedEntryNotFoundError, BannedParameterInvalidError, BannedParameterMissingError } from '../../node/banned/banned-entry.js'
 import {
   LoadedPluginsFileError, PluginAlreadyStartedError, PluginLoadError, PluginNotFoundError, PluginNotStartedError
@@ -50,6 +54,14 @@ const SAMPLES: Record<string, () => Error> = {
   CredentialEmptyError: () => new CredentialEmptyError('password'),
   CredentialInvalidError: () => new CredentialInvalidError('password is too long'),
   AuthPluginNotLoadedError: () => new AuthPluginNotLoadedError('emqx_auth_username'),
+  DashboardWrongCredentialsError: () => new DashboardWrongCredentialsError(),
+  DashboardSlowDownError: () => new DashboardSlowDownError(9),
+  DashboardEmptyCredentialsError: () => new DashboardEmptyCredentialsError('password'),
+  DashboardSignInRequiredError: () => new DashboardSignInRequiredError('no session'),
+  DashboardUserNotFoundError: () => new DashboardUserNotFoundError('bob'),
+  DashboardAdminNotDeletableError: () => new DashboardAdminNotDeletableError('admin'),
+  DashboardUserExistsError: () => new DashboardUserExistsError('bob'),
+  DashboardCrossSiteError: () => new DashboardCrossSiteError('Origin https://evil.example is not this listener'),
   BannedParameterMissingError: () => new BannedParameterMissingError('who'),
   BannedParameterInvalidError: () => new BannedParameterInvalidError('"until" must be an integer'),
   BannedEntryNotFoundError: () => new BannedEntryNotFoundError('c1', 'client_id'),
@@ -68,6 +80,7 @@ const SAMPLES: Record<string, () => Error> = {
 const NOT_KINDS: Record<string, string> = {
   ApiError: 'base of every API kind',
   AuthError: 'base of the credential kinds',
+  DashboardError: 'base of the dashboard kinds',
   BannedError: 'base of the banned-list kinds',
   PluginError: 'base of the plugin-manager kinds',
   ConfigError: 'start-up only; the API answers a wrong config value as WrongTypeError (108)',
@@ -189,7 +202,7 @@ describe('error catalogue (node/errors.ts) and docs/errors.md', () => {
     // a class that extends ApiError (directly or not) answers the API, so it must be a kind
     const isApi = (name: string, seen = 0): boolean =>
       name === 'ApiError' || (seen < 10 && found.has(name) && isApi(found.get(name) as string, seen + 1))
-    const apiNotKinds = errorClasses.filter(c => c !== 'ApiError' && isApi(c) && !Object.hasOwn(ERRORS, c) && !['AuthError', 'BannedError', 'PluginError'].includes(c))
+    const apiNotKinds = errorClasses.filter(c => c !== 'ApiError' && isApi(c) && !Object.hasOwn(ERRORS, c) && !['AuthError', 'BannedError', 'PluginError', 'DashboardError'].includes(c))
     expect(apiNotKinds).toEqual([])
     // NOT_KINDS names only classes that exist
     expect(Object.keys(NOT_KINDS).filter(c => !errorClasses.includes(c))).toEqual([])

@@ -227,7 +227,7 @@ describe('plugin manager on a real node: loaded_plugins across a restart', () =>
     const first = await startPluginNode()
     try {
       expect(first.manager.list().filter(p => p.active).map(p => p.name))
-        .toEqual(['svc_delayed_publish', 'svc_management', 'svc_retainer', 'svc_rule_engine'])
+        .toEqual(['svc_dashboard', 'svc_delayed_publish', 'svc_management', 'svc_retainer', 'svc_rule_engine'])
       await first.manager.unload('svc_retainer')
     } finally {
       await first.stop()

@@ -1,0 +1,110 @@
+/**
+ * `svc_dashboard` (EMQ X's emqx_dashboard), the server side of the web console: loaded, it
+ * listens on `dashboard.listener.http` (and `dashboard.listener.https` when set), reports
+ * itself as `http:dashboard` on the listener board (`/api/v3/listeners`), and serves there
+ * sign-in, the dashboard users and the whole `/api/v3/` to signed-in users (app.ts);
+ * unloaded, it stops listening.
+ *
+ * Attached (loaded or not, once per node start): the users table and this node's signing key
+ * in the shared data (cluster-wide, so they replicate from the first join), the default user
+ * created at first start (its generated password shown once in a warn line), and the
+ * `admins` commands. docs/dashboard.md is the user's view.
+ *
+ * Invariant: everything a node's plugin holds (users service, sessions, backoff, listener)
+ * belongs to the instance {@link createDashboardPlugin} made for that node.
+ */
+import { createRouteTable } from '../../api/route-table.js'
+import { startHttpListeners, type HttpListeners } from '../../node/http-listener.js'
+import { VERSION } from '../../node/version.js'
+import type { StarlingNode } from '../../node/node.js'
+import type { StarlingPlugin } from '../kit/parts.js'
+import { createDashboardApp } from './app.js'
+import { dashboardAuthenticator, type DashboardAuthComponents } from './auth.js'
+import { createLoginBackoff } from './backoff.js'
+import { ADMINS_CTL_COMMANDS, registerAdminsControl } from './ctl.js'
+import { dashboardRoutes } from './routes.js'
+import { createDashboardSessions } from './sessions.js'
+import { createDashboardUsers } from './users.js'
+
+/** The plugin's name. */
+export const DASHBOARD_PLUGIN = 'svc_dashboard'
+
+/** Acceptors reported for the dashboard listener: Node accepts on one event loop. */
+const DASHBOARD_ACCEPTORS = 1
+/** Most connections open at once over HTTP and HTTPS together (as the management listener's default); more are closed unanswered. */
+const DASHBOARD_MAX_CONNS = 512
+
+/** Creates the users, the signing key and the default user of `node`; the auth components. */
+async function attachUsers (node: StarlingNode): Promise<DashboardAuthComponents> {
+  const users = createDashboardUsers(node.shared, () => node.config['dashboard.default_user.login'])
+  const sessions = createDashboardSessions(node.shared, node.name, users)
+  await sessions.ensureKey()
+  const login = node.config['dashboard.default_user.login']
+  const generated = await users.bootstrap(login, node.config['dashboard.default_user.password'])
+  if (generated !== null) {
+    // shown once: the operator signs in with it and is asked to change it (or sets dashboard.default_user.password)
+    node.logger.warn({ username: login, password: generated },
+      'dashboard: created the default user with a generated password; keep it, it is not shown again, and change it at first sign-in')
+  }
+  return { users, sessions, backoff: createLoginBackoff() }
+}
+
+/** Starts the dashboard listeners of `node` serving `app`. */
+async function listen (node: StarlingNode, app: Parameters<typeof startHttpListeners>[0]): Promise<HttpListeners> {
+  const cfg = node.config
+  const tls = cfg['dashboard.listener.https']
+  return await startHttpListeners(app, {
+    http: { address: cfg['dashboard.listener.http'], key: 'dashboard.listener.http' },
+    https: tls === null
+      ? undefined
+      : { address: tls, key: 'dashboard.listener.https', keyfile: cfg['dashboard.listener.https.keyfile'], certfile: cfg['dashboard.listener.https.certfile'] },
+    maxConns: () => DASHBOARD_MAX_CONNS
+  })
+}
+
+/** svc_dashboard for one node. */
+export function createDashboardPlugin (): StarlingPlugin {
+  let auth: DashboardAuthComponents | undefined
+  return {
+    name: DASHBOARD_PLUGIN,
+    version: VERSION,
+    description: 'Starling Dashboard',
+    configSchema: {},
+    loadedByDefault: true,
+    ctl: ADMINS_CTL_COMMANDS,
+    async attach (node) {
+      const attached = await attachUsers(node)
+      auth = attached
+      const unregister = registerAdminsControl(node.control, attached.users)
+      return async () => {
+        unregister()
+        if (auth === attached) auth = undefined
+      }
+    },
+    async load ({ node, parts, logger }) {
+      const components = auth ?? await attachUsers(node)
+      const authenticate = dashboardAuthenticator(components)
+      const own = createRouteTable(dashboardRoutes(components.users))
+      const api = parts.api.app(node, authenticate, own)
+      const app = createDashboardApp({ auth: components, authenticate, api, logger })
+      const listeners = await listen(node, app)
+      const address = node.config['dashboard.listener.http']
+      logger.info({ protocol: 'http:dashboard', host: address.host, port: listeners.port }, 'listener started')
+      if (listeners.httpsPort !== undefined) logger.info({ protocol: 'https:dashboard', port: listeners.httpsPort }, 'dashboard (HTTPS) started')
+      const unreport = node.listenerBoard.add(() => ({
+        protocol: 'http:dashboard',
+        listen_on: `${address.host}:${listeners.port}`,
+        acceptors: DASHBOARD_ACCEPTORS,
+        max_conns: DASHBOARD_MAX_CONNS,
+        current_conns: listeners.connections(),
+        shutdown_count: []
+      }))
+      return {
+        unload: async () => {
+          unreport()
+          await listeners.stop()
+        }
+      }
+    }
+  }
+}
