@@ -3,10 +3,10 @@
  * check of every write, sign-in (`POST /api/v3/auth`) and sign-out (`POST /api/v3/logout`),
  * then the whole `/api/v3/` (the management API's routes and the dashboard's own, routes.ts)
  * behind the dashboard's authentication (auth.ts). The only answers given without a signed-in
- * user are sign-in, the start page and the error envelope.
+ * user are sign-in, the browser app's files and the error envelope.
  *
- * The browser app (`dashboard/`, built by Vite) is not built yet: `/` answers a short page
- * saying so; its static files will be served here, before the API.
+ * The browser app (`dashboard/`, built by Vite into `dist/dashboard/`) is served from `/`
+ * without sign-in (static.ts), before the API.
  */
 import express, { type NextFunction, type Request, type Response } from 'express'
 import { ApiError, BodyTooLargeError, NotJsonError, toApiError } from '../../node/errors.js'
@@ -14,6 +14,7 @@ import type { Logger } from '../../node/logger.js'
 import { DashboardCrossSiteError, DashboardSlowDownError } from './errors.js'
 import { checkPassword, isSafeMethod, sessionCookie, type DashboardAuthComponents } from './auth.js'
 import type { ApiAuthenticator } from '../../api/server.js'
+import { staticFiles } from './static.js'
 
 /** Largest sign-in body read. */
 const MAX_SIGN_IN_BYTES = 16 * 1024
@@ -30,11 +31,6 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Cross-Origin-Opener-Policy': 'same-origin',
   'Cross-Origin-Resource-Policy': 'same-origin'
 }
-
-/** The start page while the browser app is not built. */
-const START_PAGE = '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Starling dashboard</title></head>\n' +
-  '<body><h1>Starling dashboard</h1><p>The web pages are not built yet. The dashboard API is served here under ' +
-  '<code>/api/v3/</code>: sign in with <code>POST /api/v3/auth</code> (see docs/dashboard.md).</p></body></html>\n'
 
 /** What the application is given. */
 export interface DashboardAppComponents {
@@ -116,7 +112,22 @@ export function createDashboardApp (c: DashboardAppComponents): express.Express 
       res.json({ code: 0 })
     }).catch(next)
   })
-  app.get('/', (_req, res) => { res.type('html').send(START_PAGE) })
+  // who is signed in (the web pages ask at start: the cookie is HttpOnly); null when nobody
+  // is, answered 200 so that a first visit logs no failed request in the browser
+  app.get('/api/v3/auth', (req, res, next) => {
+    Promise.resolve().then(async () => {
+      let username: string
+      try {
+        username = await c.authenticate(req, res)
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status !== 401) throw e
+        res.removeHeader('WWW-Authenticate')
+        return res.json({ code: 0, data: null })
+      }
+      res.json({ code: 0, data: c.auth.users.whoami(username) ?? null })
+    }).catch(next)
+  })
+  app.use(staticFiles())
   app.use(c.api)
   app.use((err: any, _req: Request, res: Response, _next: NextFunction) => {
     if (err?.type === 'entity.too.large') return answerError(res, new BodyTooLargeError(MAX_SIGN_IN_BYTES))

@@ -83,6 +83,8 @@ export interface DashboardUsers {
   verify: (username: string, password: string) => Promise<VerifiedUser | undefined>
   /** The user's token generation, or undefined when there is no such user. */
   generation: (username: string) => number | undefined
+  /** The signed-in user as the web pages show it (`GET /api/v3/auth`), or undefined when there is no such user. */
+  whoami: (username: string) => (DashboardUser & { must_change_password: boolean }) | undefined
   /** Ends every session of the user (sign-out). */
   revoke: (username: string) => Promise<void>
   /**
@@ -215,6 +217,10 @@ export function createDashboardUsers (tables: UserTables, defaultLogin: () => st
       return { ...shown(user), mustChange: user.must_change, generation: user.generation }
     },
     generation: (username) => find(username)?.generation,
+    whoami: (username) => {
+      const user = find(username)
+      return user === undefined ? undefined : { ...shown(user), must_change_password: user.must_change }
+    },
     async revoke (username) {
       const user = find(username)
       if (user !== undefined) await table.put(username, { ...user, generation: user.generation + 1 })

@@ -110,7 +110,7 @@ describe('the dashboard listener', () => {
   it('serves the start page unauthenticated, with the security headers', async () => {
     const res = await call(n.port, 'GET', '/')
     expect(res.status).toBe(200)
-    expect(res.body).toContain('not built yet')
+    expect(res.body).toContain('<div id="app"></div>')
     expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
     expect(res.headers.get('x-content-type-options')).toBe('nosniff')
     expect(res.headers.get('x-frame-options')).toBe('DENY')
