@@ -1,7 +1,8 @@
 /**
  * The router: hash addresses (`/#/clients`), so the listener serves one `index.html` and
  * nothing of the app needs the server to know its paths. Every page but sign-in needs a
- * signed-in user; a user still on the generated first password is sent to change it.
+ * signed-in user. A user still on the first password is taken to change it at sign-in
+ * (Login.vue) and reminded on every page until it is changed (App.vue).
  */
 import { createRouter, createWebHashHistory, type RouteRecordRaw } from 'vue-router'
 import { NAV, type NavPage } from './nav'
@@ -29,7 +30,6 @@ router.beforeEach(async (to) => {
   const user = await checkSession().catch(() => null)
   if (to.meta.public === true) return user !== null && to.name === 'login' ? { path: '/' } : true
   if (user === null) return { name: 'login', query: to.fullPath === '/' ? {} : { next: to.fullPath } }
-  if (user.must_change_password && to.name !== 'Account') return { name: 'Account' }
   return true
 })
 
