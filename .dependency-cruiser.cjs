@@ -89,7 +89,7 @@ module.exports = {
     },
     {
       name: 'dashboard-app-speaks-http-only',
-      comment: 'the dashboard web app (dashboard/, its own tsconfig with DOM types, a Vite build) talks to the node over HTTP only and imports none of the Node rooms; depcheck cruises it once the folder exists',
+      comment: 'the dashboard web app (dashboard/, its own tsconfig with DOM types, a Vite build) talks to the node over HTTP only and imports none of the Node rooms',
       severity: 'error',
       from: { path: '^dashboard/' },
       to: { path: '^(node|plugins|rules|cluster|api|bin)/' }
