@@ -16,7 +16,7 @@
  *   the remote only once the bridge has published it locally.
  */
 import { readFileSync } from 'node:fs'
-import mqtt, { type IClientOptions, type IClientPublishOptions, type IPublishPacket, type MqttClient } from 'mqtt'
+import type { IClientOptions, IClientPublishOptions, IPublishPacket, MqttClient } from 'mqtt'
 import type { Logger } from '../../node/logger.js'
 import type { PublishMessage } from '../../node/mqtt/core.js'
 import { hostPort } from './config.js'
@@ -141,6 +141,8 @@ export function createMqttLink (config: BridgeConfig, hooks: BridgeLinkHooks, op
         failPending(new Error('the link reconnects'))
         await closeClient(old)
       }
+      // mqtt.js is loaded by a node's first bridge connection, not by every node
+      const { default: mqtt } = await import('mqtt')
       const c = mqtt.connect({ ...mqttClientOptions(config), manualConnect: true })
       if (config.bridgeMode && !v5) withBridgeBit(c)
       c.connect()

@@ -23,7 +23,6 @@
  * reopened by the next request. Every request carries an abort signal that fires at the
  * check's deadline, so no socket waits past `auth.http.timeout`.
  */
-import { Agent } from 'undici'
 import { maskUrl, type ConfigSchema } from '../../../node/config/index.js'
 import type { AclAction } from '../../../node/acl/acl-matcher.js'
 import type { PluginDefinition } from '../../../node/plugins/types.js'
@@ -132,7 +131,7 @@ function retriable (err: unknown, signal: AbortSignal): boolean {
   return !signal.aborted && RETRIABLE_CODES.has((err as { code?: string }).code ?? '')
 }
 
-function openHttp (ctx: BackendOpenContext): BackendClient {
+async function openHttp (ctx: BackendOpenContext): Promise<BackendClient> {
   const { config, logger } = ctx
   const auth = compileHttpRequest(config, 'auth_req')
   const superuser = compileHttpRequest(config, 'super_req')
@@ -143,6 +142,8 @@ function openHttp (ctx: BackendOpenContext): BackendClient {
   const usesTls = [auth, superuser, acl].some((r) => r?.url.protocol === 'https:')
   if (usesTls && !verify) logger.warn('svc_auth_http: auth.http.ssl.verify is off: the https service\'s certificate is not checked')
 
+  // undici is loaded by the first load of the plugin, not by every node
+  const { Agent } = await import('undici')
   const agent = new Agent({
     connections: config['auth.http.pool_size'],
     pipelining: config['auth.http.enable_pipelining'],

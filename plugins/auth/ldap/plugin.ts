@@ -16,7 +16,6 @@ import type { Entry } from 'ldapts'
 import { ConfigError } from '../../../node/config/index.js'
 import type { ConfigSchema } from '../../../node/config/index.js'
 import { defineAuthBackend, decideJwtAcl, type BackendClient, type BackendOpenContext } from '../backend/index.js'
-import { createLdapPool } from '../../kit/pools/ldap.js'
 import { sslKeyOptions, type SslKeyRules } from '../backend/ssl-keys.js'
 import { checkLdapPassword } from './password.js'
 import { compileLdapQuery, type LdapFilterEntry } from './query.js'
@@ -77,7 +76,7 @@ function filterEntries (config: Record<string, any>): LdapFilterEntry[] {
   })
 }
 
-function openLdap ({ config, resolvePath, logger }: BackendOpenContext): BackendClient {
+async function openLdap ({ config, resolvePath, logger }: BackendOpenContext): Promise<BackendClient> {
   const servers = String(config['auth.ldap.servers']).split(',').map((s) => s.trim()).filter((s) => s !== '')
   if (servers.length === 0) throw ConfigError.badValue('auth.ldap.servers', config['auth.ldap.servers'], 'host names or IP addresses separated by commas', 'plugin config')
   const ssl: boolean = config['auth.ldap.ssl.enable']
@@ -88,6 +87,8 @@ function openLdap ({ config, resolvePath, logger }: BackendOpenContext): Backend
     matchObjectclass: config['auth.ldap.match_objectclass'],
     filters: filterEntries(config)
   })
+  // ldapts is loaded by the first load of the plugin, not by every node (kit/pools/index.ts)
+  const { createLdapPool } = await import('../../kit/pools/ldap.js')
   const pool = createLdapPool({
     servers,
     port: config['auth.ldap.port'],

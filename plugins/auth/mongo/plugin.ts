@@ -22,8 +22,8 @@ import {
   type AuthContext, type BackendClient, type BackendOpenContext, type BackendVerdict, type PlaceholderKey, type Template
 } from '../backend/index.js'
 import type { AclAction } from '../../../node/acl/acl-matcher.js'
-import { createMongoClient, type MongoPoolOptions } from '../../kit/pools/mongo.js'
-import { parseRedisServers } from '../../kit/pools/redis.js'
+import type { MongoPoolOptions } from '../../kit/pools/mongo.js'
+import { parseRedisServers } from '../../kit/pools/servers.js'
 import { sslOptions, sslSchema } from '../backend/ssl-keys.js'
 
 export const MONGO_PREFIX = 'auth.mongo'
@@ -238,8 +238,10 @@ export const svcAuthMongo = defineAuthBackend({
   configSchema: mongoConfigSchema,
   // EMQ X's MongoDB ACL had no `$`-username rule (its HTTP, SQL, Redis and LDAP ones did)
   skipDollarUsernames: false,
-  open: (ctx) => {
+  open: async (ctx) => {
     compileMongoQueries(ctx.config) // a bad selector or hash fails the load before a connection is made
+    // the driver is loaded by the first load of the plugin, not by every node (kit/pools/index.ts)
+    const { createMongoClient } = await import('../../kit/pools/mongo.js')
     const client = createMongoClient(mongoPoolOptions(ctx.config, ctx.resolvePath))
     client.on('error', (err) => ctx.logger.warn({ err: err.message }, 'svc_auth_mongo: MongoDB error'))
     return openMongoBackend(client, ctx.config, ctx.logger)

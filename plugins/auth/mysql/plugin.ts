@@ -5,7 +5,6 @@
  */
 import { defineAuthBackend } from '../backend/index.js'
 import { ConfigError } from '../../../node/config/index.js'
-import { createMysqlPool } from '../../kit/pools/index.js'
 import { openSqlBackend, sqlBackendSchema, sqlPoolOptionsOf } from '../sql/sql-backend.js'
 import type { PluginDefinition } from '../../../node/plugins/types.js'
 
@@ -17,11 +16,13 @@ export const svcAuthMysql: PluginDefinition = defineAuthBackend({
   description: 'Authentication and ACL with MySQL',
   prefix: PREFIX,
   configSchema: sqlBackendSchema({ prefix: PREFIX, product: 'MySQL', server: '127.0.0.1:3306', username: '', superuserDoc: 'is_superuser = 1' }),
-  open: (ctx) => {
+  open: async (ctx) => {
     const sni: string = ctx.config[`${PREFIX}.ssl.server_name_indication`]
     // mysql2 checks the name of the address it connects to, or none: it takes no other name
     if (sni !== '' && sni !== 'disable') throw ConfigError.badValue(`${PREFIX}.ssl.server_name_indication`, sni, 'empty (check the host of auth.mysql.server) or disable', 'plugin config')
     const opts = sqlPoolOptionsOf(ctx, PREFIX, 3306)
+    // the driver is loaded by the first load of the plugin, not by every node (kit/pools/index.ts)
+    const { createMysqlPool } = await import('../../kit/pools/mysql.js')
     return openSqlBackend(ctx, PREFIX, 'mysql', createMysqlPool(opts))
   }
 })

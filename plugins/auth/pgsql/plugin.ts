@@ -4,7 +4,6 @@
  * The queries and their semantics are shared with `svc_auth_mysql` (plugins/auth/sql/).
  */
 import { defineAuthBackend } from '../backend/index.js'
-import { createPgsqlPool } from '../../kit/pools/index.js'
 import { openSqlBackend, sqlBackendSchema, sqlPoolOptionsOf } from '../sql/sql-backend.js'
 import type { PluginDefinition } from '../../../node/plugins/types.js'
 
@@ -20,8 +19,10 @@ export const svcAuthPgsql: PluginDefinition = defineAuthBackend({
     [`${PREFIX}.encoding`]: { type: 'string', default: 'utf8', live: false, doc: 'Client encoding of the connection.' },
     [`${PREFIX}.ssl.tls_versions`]: { type: 'string', default: '', allowEmpty: true, live: false, doc: 'TLS versions allowed, comma-separated (tlsv1.3,tlsv1.2); empty: Node\'s defaults (TLS 1.2 and 1.3).' }
   },
-  open: (ctx) => {
+  open: async (ctx) => {
     const opts = sqlPoolOptionsOf(ctx, PREFIX, 5432)
+    // the driver is loaded by the first load of the plugin, not by every node (kit/pools/index.ts)
+    const { createPgsqlPool } = await import('../../kit/pools/pgsql.js')
     return openSqlBackend(ctx, PREFIX, 'postgresql', createPgsqlPool(opts))
   }
 })

@@ -18,7 +18,8 @@ import {
   compileRedisCommand, decideRedisAcl, defineAuthBackend, missingPlaceholders, parsePasswordHash, parseSuperuser,
   renderRedisCommand, type BackendClient, type BackendOpenContext, type RedisAclHash, type RedisCommandTemplate
 } from '../backend/index.js'
-import { createRedisPool, parseRedisServers, type RedisPool, type RedisPoolOptions } from '../../kit/pools/redis.js'
+import type { RedisPool, RedisPoolOptions } from '../../kit/pools/redis.js'
+import { parseRedisServers } from '../../kit/pools/servers.js'
 import { sslOptions, sslSchema } from '../backend/ssl-keys.js'
 
 export const REDIS_PREFIX = 'auth.redis'
@@ -142,9 +143,11 @@ export const svcAuthRedis = defineAuthBackend({
   description: 'Authentication and ACL with Redis (EMQ X 4.4 emqx_auth_redis keys)',
   prefix: REDIS_PREFIX,
   configSchema: redisConfigSchema,
-  open: (ctx) => {
+  open: async (ctx) => {
     compileRedisQueries(ctx.config) // a bad command or hash fails the load before a connection is made
     const options = redisPoolOptions(ctx.config, ctx.resolvePath)
+    // ioredis is loaded by the first load of the plugin, not by every node (kit/pools/index.ts)
+    const { createRedisPool } = await import('../../kit/pools/redis.js')
     const pool = createRedisPool({
       ...options,
       onError: (err) => ctx.logger.warn({ err: err.message }, 'svc_auth_redis: connection to Redis failed; reconnecting')

@@ -27,12 +27,9 @@
  */
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis'
 import type { ConnectionOptions } from 'node:tls'
+import type { RedisAddress } from './servers.js'
 
-/** One Redis or sentinel address. */
-export interface RedisAddress {
-  host: string
-  port: number
-}
+export { parseRedisServers, type RedisAddress } from './servers.js'
 
 /** How to reach Redis. */
 export interface RedisPoolOptions {
@@ -78,21 +75,6 @@ export class RedisUnavailableError extends Error {
 }
 
 type Client = Redis | Cluster
-
-/**
- * Parses EMQ X's `server` value: `host:port` or a comma-separated list of them (spaces
- * allowed); the port defaults to `defaultPort`. Throws an Error with a readable reason.
- */
-export function parseRedisServers (value: string, defaultPort = 6379): RedisAddress[] {
-  const items = value.split(',').map((s) => s.trim()).filter((s) => s !== '')
-  if (items.length === 0) throw new Error('no server given')
-  return items.map((item) => {
-    const m = /^(?:\[([^\]]+)\]|([^:\s]+))(?::(\d{1,5}))?$/.exec(item)
-    const port = m?.[3] === undefined ? defaultPort : Number(m[3])
-    if (m === null || port < 1 || port > 65535) throw new Error(`bad server ${JSON.stringify(item)}: expected host:port`)
-    return { host: m[1] ?? m[2], port }
-  })
-}
 
 /** The ioredis options of one client (shared by single, sentinel and cluster nodes). */
 export function redisClientOptions (opts: RedisPoolOptions): RedisOptions {

@@ -3,7 +3,9 @@
  * whose server is not there (created without connecting, failing fast, probe false, closable).
  * Against real servers they are exercised by test/e2e/auth-mysql.test.ts and auth-pgsql.test.ts.
  */
-import { createMysqlPool, createPgsqlPool, tlsConnectOptions, type SqlPoolOptions } from '../../../plugins/kit/pools/index.js'
+import { tlsConnectOptions, type SqlPoolOptions } from '../../../plugins/kit/pools/index.js'
+import { createMysqlPool } from '../../../plugins/kit/pools/mysql.js'
+import { createPgsqlPool } from '../../../plugins/kit/pools/pgsql.js'
 import { parseServer } from '../../../plugins/auth/sql/sql-backend.js'
 import { freePort } from '../../helpers/node.js'
 
