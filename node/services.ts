@@ -11,6 +11,7 @@ import { createSysService, createSysmon, createMissedAcksTap } from './sys/index
 import { createTraceService, createLogService, type TraceService } from './trace/index.js'
 import { createApps, type AppsService } from './apps/apps.js'
 import { registerAppsControl } from './apps/ctl.js'
+import { createFlappingDetector } from './flapping/index.js'
 
 /** The services a node runs on top of its MQTT core (what the API and the CLI read). */
 export interface NodeServices {
@@ -70,6 +71,7 @@ export async function startServices (node: ServicesComponents, init: ServicesIni
   const alarms = createAlarms(node)
   onStop(() => alarms.flushed()) // pending history writes, before the store closes
   await started(createOsMonitor(node, alarms))
+  await started(createFlappingDetector(node, banned, alarms))
   await started(createSysService(node, { stats: stats.snapshot, runningNodes: () => node.rpc.nodes() }))
   await started(createSysmon(node))
   const traces = createTraceService(node)

@@ -8,6 +8,7 @@
  * declares its own schema and loads `etc/plugins/<name>.conf` with `loadPluginConfig`.
  */
 import { LOG_LEVELS, LOG_TARGETS } from '../logger.js'
+import { FLAPPING_POLICY_PATTERN } from './value-types.js'
 import type { ConfigSchema, ConfigValues, PathKeys } from './schema-types.js'
 
 // a host is a name, an IPv4 address or a bracketed IPv6 address; seeds may add :<cluster port>
@@ -118,6 +119,10 @@ export const CONFIG_SCHEMA = {
   'mqtt.retry_interval': { type: 'duration', default: '30s', min: 1, live: true, doc: 'Time before an unacknowledged QoS 1/2 PUBLISH (with DUP) or PUBREL is sent again to a connected MQTT 3.1/3.1.1 client; MQTT 5 clients get it again on reconnect only.' },
   'mqtt.ignore_loop_deliver': { type: 'bool', default: 'false', live: true, doc: 'Do not deliver a client\'s own messages back to it (MQTT 3.1/3.1.1 clients; MQTT 5 clients use No Local per subscription).' },
   'mqtt.strict_mode': { type: 'bool', default: 'false', live: true, doc: 'Checks beyond the MQTT standard: no control characters in strings, and payloads with Payload Format Indicator 1 must be UTF-8 (0x99). Standard protocol errors close the connection either way (docs/mqtt.md).' },
+
+  // ---- flapping detection (EMQ X 4.4: the global policy and the zone's switch; docs/flapping.md)
+  flapping_detect_policy: { type: 'string', default: '30, 1m, 5m', pattern: FLAPPING_POLICY_PATTERN, hint: '<count>, <window>, <ban time> such as 30, 1m, 5m', live: true, doc: 'A client disconnecting more than <count> times within <window> is banned by client id for <ban time> (when zone.external.enable_flapping_detect is on).' },
+  'zone.external.enable_flapping_detect': { type: 'bool', default: 'false', live: true, doc: 'Ban clients that reconnect in a loop, by flapping_detect_policy (EMQ X 4.4\'s zone key; until zones arrive, the external zone applies to every listener).' },
 
   // ---- log
   'log.level': { type: 'enum', values: LOG_LEVELS, default: 'warning', live: true, doc: 'Least severe level written to the log.' },

@@ -23,6 +23,9 @@ const HOUR = 60 * MINUTE
 const DAY = 24 * HOUR
 const WEEK = 7 * DAY
 
+/** `flapping_detect_policy`: `<count>, <window>, <ban time>` such as `30, 1m, 5m` (node/flapping/). */
+export const FLAPPING_POLICY_PATTERN = /^\s*[1-9]\d*\s*,\s*(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w)?)+\s*,\s*(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w)?)+\s*$/i
+
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: DAY, w: WEEK }
 const DURATION_TOKEN = /(\d+(?:\.\d+)?|\.\d+)(ms|s|m|h|d|w)/y
 const BARE_NUMBER = /^(?:\d+(?:\.\d+)?|\.\d+)$/

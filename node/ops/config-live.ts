@@ -60,7 +60,8 @@ const READ_KEYS = [
   'sysmon.large_heap',
   'management.listener.http.max_conns',
   'os_mon.cpu_high_watermark', 'os_mon.cpu_low_watermark', 'os_mon.sysmem_high_watermark',
-  'os_mon.procmem_high_watermark', 'vm_mon.process_high_watermark', 'vm_mon.process_low_watermark'
+  'os_mon.procmem_high_watermark', 'vm_mon.process_high_watermark', 'vm_mon.process_low_watermark',
+  'flapping_detect_policy', 'zone.external.enable_flapping_detect'
 ] as const
 
 /** The keys a running node applies, each with what applies it. */

@@ -86,6 +86,8 @@ const EXPECTED: Record<keyof StarlingConfig, unknown> = {
   'mqtt.retry_interval': 30_000,
   'mqtt.ignore_loop_deliver': false,
   'mqtt.strict_mode': false,
+  flapping_detect_policy: '30, 1m, 5m',
+  'zone.external.enable_flapping_detect': false,
   'log.level': 'warning',
   'log.to': 'console',
   'log.dir': 'log',
