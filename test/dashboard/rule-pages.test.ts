@@ -97,6 +97,16 @@ describeWithBrowser('the dashboard in a browser: rule engine pages', () => {
     await row.getByText(/matched\s+1\b/).waitFor({ timeout: 15_000 })
     await screenshot(page, 'rules')
 
+    // editing: the stored SQL and actions come back; a changed description is saved
+    await page.getByRole('link', { name: `Edit ${id}` }).click()
+    await page.getByRole('heading', { name: `Rule ${id}` }).waitFor()
+    await page.getByRole('table', { name: 'Actions of the rule' }).getByText('target_topic: out/${x}').waitFor()
+    await expectText(page.getByRole('textbox', { name: 'SQL' }), 'payload.x as x')
+    await page.getByLabel('Description').fill('republish x, edited')
+    await page.getByRole('button', { name: 'Save rule' }).click()
+    await page.waitForURL(url => url.hash === '#/rules')
+    await row.getByText('republish x, edited').waitFor()
+
     await page.getByRole('button', { name: `Disable ${id}` }).click()
     await row.getByText('Disabled', { exact: true }).waitFor()
     await page.getByRole('button', { name: `Delete ${id}` }).click()
