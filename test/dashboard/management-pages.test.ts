@@ -135,6 +135,7 @@ describeWithBrowser('the dashboard in a browser: management pages', () => {
   it('creates an API application whose secret, shown once, works on the management listener', async () => {
     await page.goto('/#/applications')
     await page.getByRole('table', { name: 'Applications' }).getByText('admin', { exact: true }).waitFor()
+    await screenshot(page, 'applications')
     await page.getByLabel('App ID').fill('ui-script')
     await page.getByLabel('Description', { exact: true }).fill('made on the page')
     await page.getByRole('button', { name: 'Create' }).click()
@@ -268,7 +269,7 @@ describeWithBrowser('the dashboard in a browser: management pages', () => {
     expect((await api(`${nodePath()}/bridges/aws/forwards`)).data).toEqual(['topic1/#'])
   }, 90_000)
 
-  it('is usable with the keyboard: every page\'s inputs are labelled', async () => {
+  it('is usable with the keyboard: every input labelled, every button named, a ban added and deleted with keys only', async () => {
     for (const path of ['plugins', 'banned', 'applications', 'users', 'settings', 'bridges']) {
       await page.goto(`/#/${path}`)
       await page.locator('.content').getByRole('button').first().waitFor()
@@ -281,5 +282,24 @@ describeWithBrowser('the dashboard in a browser: management pages', () => {
         .map(el => el.outerHTML))
       expect(unnamed).toEqual([])
     }
+
+    // a ban added and deleted with the keyboard only: Enter submits, the dialog's buttons take Tab and Enter, Escape closes it
+    await page.goto('/#/banned')
+    await page.getByText('Nobody is banned.').waitFor()
+    await page.getByLabel('Who', { exact: true }).focus()
+    await page.keyboard.type('typed-device')
+    await page.keyboard.press('Enter')
+    const del = page.getByRole('button', { name: 'Delete typed-device' })
+    await del.focus()
+    await page.keyboard.press('Enter')
+    await dialog('Delete the ban').waitFor()
+    await page.keyboard.press('Escape')
+    await dialog('Delete the ban').waitFor({ state: 'detached' })
+    await del.focus()
+    await page.keyboard.press('Enter')
+    const confirmDelete = dialog('Delete the ban').getByRole('button', { name: 'Delete' })
+    await confirmDelete.focus()
+    await page.keyboard.press('Enter')
+    await page.getByText('Nobody is banned.').waitFor()
   }, 60_000)
 })
