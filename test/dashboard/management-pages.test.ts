@@ -149,7 +149,7 @@ describeWithBrowser('the dashboard in a browser: management pages', () => {
     const basic = (s: string): string => 'Basic ' + Buffer.from(`ui-script:${s}`).toString('base64')
     const res = await fetch(management, { headers: { authorization: basic(secret) } })
     expect(res.status).toBe(200)
-    expect((await res.json()).code).toBe(0)
+    expect(((await res.json()) as any).code).toBe(0)
 
     await shown.getByRole('button', { name: 'Done' }).click()
     await shown.waitFor({ state: 'detached' })
@@ -211,7 +211,7 @@ describeWithBrowser('the dashboard in a browser: management pages', () => {
     await dialog('Delete the user').getByRole('button', { name: 'Delete' }).click()
     await bob.waitFor({ state: 'detached' })
     const users = await fetch(`${dash.url}/api/v3/users`, { headers: { authorization: 'Basic ' + Buffer.from(`admin:${DASH_PASSWORD}`).toString('base64') } })
-    expect((await users.json()).data.map((u: any) => u.username)).toEqual(['admin'])
+    expect(((await users.json()) as any).data.map((u: any) => u.username)).toEqual(['admin'])
   }, 60_000)
 
   it('changes a live setting, with a bad value refused with its code', async () => {
@@ -273,13 +273,12 @@ describeWithBrowser('the dashboard in a browser: management pages', () => {
     for (const path of ['plugins', 'banned', 'applications', 'users', 'settings', 'bridges']) {
       await page.goto(`/#/${path}`)
       await page.locator('.content').getByRole('button').first().waitFor()
-      const unlabelled = await page.evaluate(() => [...document.querySelectorAll('.content input:not([hidden]), .content select')]
-        .filter(el => (el as HTMLInputElement).labels?.length === 0 && el.getAttribute('aria-label') === null)
-        .map(el => el.outerHTML))
+      // (no DOM types in the tests' tsconfig: the elements are `any` here)
+      const unlabelled = await page.locator('.content input:not([hidden]), .content select').evaluateAll((els: any[]) =>
+        els.filter(el => el.labels?.length === 0 && el.getAttribute('aria-label') === null).map(el => el.outerHTML as string))
       expect(unlabelled).toEqual([])
-      const unnamed = await page.evaluate(() => [...document.querySelectorAll('.content button')]
-        .filter(el => (el.textContent ?? '').trim() === '' && el.getAttribute('aria-label') === null)
-        .map(el => el.outerHTML))
+      const unnamed = await page.locator('.content button').evaluateAll((els: any[]) =>
+        els.filter(el => String(el.textContent ?? '').trim() === '' && el.getAttribute('aria-label') === null).map(el => el.outerHTML as string))
       expect(unnamed).toEqual([])
     }
 
