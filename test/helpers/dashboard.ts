@@ -29,8 +29,12 @@ export interface DashNode {
   destroy: () => Promise<void>
 }
 
-/** Starts a node; `overrides` are configuration keys (`dashboard.default_user.password` is {@link DASH_PASSWORD} unless given). */
-export async function startDashNode (overrides: Record<string, string> = {}): Promise<DashNode> {
+/**
+ * Starts a node; `overrides` are configuration keys (`dashboard.default_user.password` is
+ * {@link DASH_PASSWORD} unless given); `init.etcDir` is its `etc` (plugin files in
+ * `<etcDir>/plugins/`; default the project's `etc`), for tests that change plugin settings.
+ */
+export async function startDashNode (overrides: Record<string, string> = {}, init: { etcDir?: string } = {}): Promise<DashNode> {
   const dataDir = mkdtempSync(join(tmpdir(), 'starling-dash-ui-'))
   const lines: string[] = []
   const destination = new Writable({ write (chunk, _enc, cb) { lines.push(String(chunk)); cb() } })
@@ -38,7 +42,7 @@ export async function startDashNode (overrides: Record<string, string> = {}): Pr
     env: {},
     overrides: { ...EPHEMERAL, 'node.data_dir': dataDir, 'dashboard.default_user.password': DASH_PASSWORD, ...overrides }
   })
-  const node = await startStarling(config, { logger: createLogger({ level: 'info', destination }), env: {} })
+  const node = await startStarling(config, { logger: createLogger({ level: 'info', destination }), env: {}, etcDir: init.etcDir })
   const port = (protocol: string): number => {
     const entry = node.listenerBoard.list().find(l => l.protocol === protocol)
     if (entry === undefined) throw new Error(`no ${protocol} listener`)
