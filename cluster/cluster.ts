@@ -29,6 +29,7 @@ import { join } from 'node:path'
 import { createConnection } from 'node:net'
 import type { NodeComponents } from '../node/node.js'
 import { registerClusterControl } from './control.js'
+import { registerClusterOperations } from './operations.js'
 import type { Logger } from '../node/logger.js'
 import { BadRpcError, NotFoundError, RefusedError } from '../node/errors.js'
 import { Mesh, type Hello } from './mesh.js'
@@ -105,7 +106,7 @@ export class Cluster {
   private stopping = false
   /** Detaches this cluster from the node's RPC (calls are local again). */
   private detachRemote: (() => void) | null = null
-  /** Removes the `cluster` control commands. */
+  /** Removes the `cluster` control commands and node operations. */
   private offControl: (() => void) | null = null
 
   constructor (readonly node: ClusterComponents) {
@@ -150,7 +151,9 @@ export class Cluster {
     this.routing.start()
     this.data.start()
     this.sessions.start()
-    this.offControl = registerClusterControl(this.node.control, this)
+    const offControl = registerClusterControl(this.node.control, this)
+    const offOperations = registerClusterOperations(this.node.rpc, this)
+    this.offControl = () => { offControl(); offOperations() }
     this.detachRemote = this.node.rpc.attachRemote({
       nodes: () => [this.node.name, ...this.mesh.peers().filter(name => this.admitted.has(name))],
       stopped: () => this.status().filter(m => m.status === 'stopped').map(m => m.name),

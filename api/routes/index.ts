@@ -7,6 +7,7 @@ import { APP_ROUTES } from './apps.js'
 import { CONFIG_ROUTES } from './configs.js'
 import { RULE_ROUTES } from './rules.js'
 import { SCHEMA_ROUTES } from './schemas.js'
+import { CLUSTER_ROUTES } from './cluster.js'
 
 /**
  * The core's endpoints of `/api/v3/`, in the order the index lists them; the plugins add
@@ -14,6 +15,7 @@ import { SCHEMA_ROUTES } from './schemas.js'
  */
 export const API_ROUTES: RouteDef[] = [
   ...MONITORING_ROUTES,
+  ...CLUSTER_ROUTES,
   ...MQTT_ROUTES,
   ...PLUGIN_ROUTES,
   ...BANNED_ROUTES,

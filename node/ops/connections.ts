@@ -1,6 +1,6 @@
 /**
  * The connections of one node (the spec's Connection resource) and kicking one out. Node
- * operations: `connections.list` (`{clientid?, username?}`) and `connections.kick`
+ * operations: `connections.list` (`{clientid?, username?}` and the search of list-filters.ts) and `connections.kick`
  * (`{clientid}`, answers whether the client was here). Field choices where EMQ X's Erlang
  * terms have no Node.js counterpart (conn_mod, heap_size, reductions, mailbox_len) are in
  * docs/api.md (Connections).
@@ -11,6 +11,7 @@ import type { Broker } from '../mqtt/broker.js'
 import type { ClientView } from '../mqtt/core.js'
 import type { Wire } from '../mqtt/wire.js'
 import { formatDatetime } from '../sys/sys-info.js'
+import { connectionMatches, isEmptySearch, type ConnectionSearch } from './list-filters.js'
 
 /** The spec's Connection. */
 export interface Connection {
@@ -54,8 +55,8 @@ export interface Connection {
 /** What the connection operations use of the node: its MQTT core and its name. */
 export type ConnectionsComponents = Pick<StarlingNode, 'broker' | 'name'>
 
-/** Which connections `connections.list` returns. */
-export interface ConnectionFilter {
+/** Which connections `connections.list` returns: by client id or user name, and a search (list-filters.ts). */
+export interface ConnectionFilter extends ConnectionSearch {
   clientid?: string
   username?: string
 }
@@ -161,7 +162,9 @@ export function connectionsOf (node: ConnectionsComponents, filter: ConnectionFi
   }
   let clients = connectedClients(node.broker)
   if (filter.username !== undefined) clients = clients.filter(c => c.state?.username === filter.username)
-  return clients.map(c => connectionOf(node.name, c))
+  const { clientid: _c, username: _u, ...search } = filter
+  const all = clients.map(c => connectionOf(node.name, c))
+  return isEmptySearch(search) ? all : all.filter(c => connectionMatches(c, search))
 }
 
 /**

@@ -1,12 +1,13 @@
 /**
  * Subscriptions and routes of one node (the spec's Subscription and Route). Node operations
- * `subscriptions.list` (`{clientid?}`: connected clients' subscriptions, then the stored
+ * `subscriptions.list` (`{clientid?}` and the search of list-filters.ts: connected clients' subscriptions, then the stored
  * ones of away persistent sessions) and `routes.list` (`{topic?}`: the filters this node
  * has local subscribers for; the cluster's route table is every node's list merged).
  */
 import type { StarlingNode } from '../node.js'
 import { displayFilter } from '../mqtt/topic.js'
 import { clientById, connectedClients } from './connections.js'
+import { isEmptySearch, subscriptionMatches, type SubscriptionSearch } from './list-filters.js'
 
 /** The spec's Subscription. Shared subscriptions show as `$share/<group>/<filter>`. */
 export interface Subscription {
@@ -25,8 +26,8 @@ export interface Route {
 /** What the subscription and route operations use of the node: its MQTT core and its name. */
 export type SubscriptionsComponents = Pick<StarlingNode, 'broker' | 'name'>
 
-/** The subscriptions on `node`, optionally of one client. */
-export async function subscriptionsOf (node: SubscriptionsComponents, filter: { clientid?: string } = {}): Promise<Subscription[]> {
+/** The subscriptions on `node`, optionally of one client, or those a search (list-filters.ts) finds. */
+export async function subscriptionsOf (node: SubscriptionsComponents, filter: SubscriptionSearch = {}): Promise<Subscription[]> {
   const out: Subscription[] = []
   const add = (clientId: string, filterText: string, qos: number): void => {
     out.push({ client_id: clientId, node: node.name, qos, topic: displayFilter(filterText) })
@@ -46,7 +47,8 @@ export async function subscriptionsOf (node: SubscriptionsComponents, filter: { 
     const subs = await core.sessions.subscriptionsByClient({ id })
     for (const sub of subs) add(id, sub.topic, sub.qos)
   }
-  return out
+  const { clientid: _c, ...search } = filter
+  return isEmptySearch(search) ? out : out.filter(s => subscriptionMatches(s, search))
 }
 
 /** The routes of `node`, optionally only the one for the filter `topic` (exact). */
@@ -60,6 +62,6 @@ export function routesOf (node: SubscriptionsComponents, filter: { topic?: strin
 
 /** Registers `subscriptions.list` and `routes.list` on `node.rpc`. */
 export function registerSubscriptionOperations (node: StarlingNode): void {
-  node.rpc.register('subscriptions.list', async (args: { clientid?: string } | undefined) => await subscriptionsOf(node, args ?? {}))
+  node.rpc.register('subscriptions.list', async (args: SubscriptionSearch | undefined) => await subscriptionsOf(node, args ?? {}))
   node.rpc.register('routes.list', (args: { topic?: string } | undefined) => routesOf(node, args ?? {}))
 }

@@ -187,7 +187,7 @@ describeWithBrowser('the dashboard in a browser: rule engine pages', () => {
       await screenshot(page, name)
     }
     // the editor is styled (its constructed style sheet applied) under style-src 'self'
-    const gutter = await page.goto('/#/rules/new').then(async () => await page.locator('.cm-gutters').evaluate(el => getComputedStyle(el).backgroundColor))
+    const gutter = await page.goto('/#/rules/new').then(async () => await page.locator('.cm-gutters').evaluate(el => (globalThis as any).getComputedStyle(el).backgroundColor as string))
     expect(gutter).toBe('rgb(240, 244, 248)')
     expect(watch.problems).toEqual([])
   }, 60_000)
