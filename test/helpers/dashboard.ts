@@ -44,6 +44,8 @@ export async function startDashNode (overrides: Record<string, string> = {}, ini
   })
   const node = await startStarling(config, { logger: createLogger({ level: 'info', destination }), env: {}, etcDir: init.etcDir })
   const port = (protocol: string): number => {
+    // the MQTT listeners are the broker's; the board lists the listeners of the parts above it
+    if (protocol.startsWith('mqtt:')) return node.port(protocol as Parameters<typeof node.port>[0])
     const entry = node.listenerBoard.list().find(l => l.protocol === protocol)
     if (entry === undefined) throw new Error(`no ${protocol} listener`)
     return Number(String(entry.listen_on).split(':').pop())
