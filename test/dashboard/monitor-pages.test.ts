@@ -43,7 +43,7 @@ describeWithBrowser('the dashboard in a browser: monitoring pages', () => {
     expect(watch.problems).toEqual([])
   })
 
-  const row = (table: string, text: string) => page.getByRole('table', { name: table }).getByRole('row').filter({ hasText: text })
+  const row = (table: string, text: string) => page.getByRole('table', { name: table, exact: true }).getByRole('row').filter({ hasText: text })
 
   it('lists the connected client on Clients and finds it by the search', async () => {
     await page.goto('/#/clients')
