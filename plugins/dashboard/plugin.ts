@@ -2,7 +2,8 @@
  * `svc_dashboard` (EMQ X's emqx_dashboard), the server side of the web console: loaded, it
  * listens on `dashboard.listener.http` (and `dashboard.listener.https` when set), reports
  * itself as `http:dashboard` on the listener board (`/api/v3/listeners`), and serves there
- * sign-in, the dashboard users and the whole `/api/v3/` to signed-in users (app.ts);
+ * sign-in, the dashboard users and the whole `/api/v3/` to signed-in users (app.ts), and
+ * lets a signed-in user's pages connect over MQTT/WebSocket with a token (mqtt-token.ts);
  * unloaded, it stops listening.
  *
  * Attached (loaded or not, once per node start): the users table and this node's signing key
@@ -24,6 +25,7 @@ import { createLoginBackoff } from './backoff.js'
 import { ADMINS_CTL_COMMANDS, registerAdminsControl } from './ctl.js'
 import { dashboardRoutes } from './routes.js'
 import { createDashboardSessions } from './sessions.js'
+import { createMqttTokens, mqttTokenRoutes, registerMqttTokens } from './mqtt-token.js'
 import { createDashboardUsers } from './users.js'
 
 /** The plugin's name. */
@@ -84,10 +86,12 @@ export function createDashboardPlugin (): StarlingPlugin {
     async load ({ node, parts, logger }) {
       const components = auth ?? await attachUsers(node)
       const authenticate = dashboardAuthenticator(components)
-      const own = createRouteTable(dashboardRoutes(components.users))
+      const tokens = createMqttTokens(logger)
+      const own = createRouteTable([...dashboardRoutes(components.users), ...mqttTokenRoutes(node, tokens)])
       const api = parts.api.app(node, authenticate, own)
       const app = createDashboardApp({ auth: components, authenticate, api, logger })
       const listeners = await listen(node, app)
+      const unregisterTokens = registerMqttTokens(node, tokens)
       const address = node.config['dashboard.listener.http']
       logger.info({ protocol: 'http:dashboard', host: address.host, port: listeners.port }, 'listener started')
       if (listeners.httpsPort !== undefined) logger.info({ protocol: 'https:dashboard', port: listeners.httpsPort }, 'dashboard (HTTPS) started')
@@ -101,6 +105,7 @@ export function createDashboardPlugin (): StarlingPlugin {
       }))
       return {
         unload: async () => {
+          unregisterTokens()
           unreport()
           await listeners.stop()
         }

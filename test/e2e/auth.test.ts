@@ -144,14 +144,15 @@ describe('the auth chain', () => {
   }
 
   it('lets the higher priority decide first: client id (allow) above username (deny) accepts', async () => {
+    // svc_dashboard's MQTT tokens (loaded by default) are asked first, about dashboard: names only
     await loadBoth(20, 10)
-    expect(node.broker.authenticators.map(a => a.name)).toEqual(['svc_auth_clientid', 'svc_auth_username'])
+    expect(node.broker.authenticators.map(a => a.name)).toEqual(['svc_dashboard_mqtt_token', 'svc_auth_clientid', 'svc_auth_username'])
     expect(await connackCode(node, mixed)).toBe(0)
   })
 
   it('lets the higher priority decide first: username (deny) above client id (allow) refuses with 0x86', async () => {
     await loadBoth(10, 20)
-    expect(node.broker.authenticators.map(a => a.name)).toEqual(['svc_auth_username', 'svc_auth_clientid'])
+    expect(node.broker.authenticators.map(a => a.name)).toEqual(['svc_dashboard_mqtt_token', 'svc_auth_username', 'svc_auth_clientid'])
     expect(await connackCode(node, mixed)).toBe(0x86)
   })
 
