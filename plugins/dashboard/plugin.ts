@@ -2,8 +2,9 @@
  * `svc_dashboard` (EMQ X's emqx_dashboard), the server side of the web console: loaded, it
  * listens on `dashboard.listener.http` (and `dashboard.listener.https` when set), reports
  * itself as `http:dashboard` on the listener board (`/api/v3/listeners`), and serves there
- * sign-in, the dashboard users and the whole `/api/v3/` to signed-in users (app.ts);
- * unloaded, it stops listening.
+ * sign-in, the dashboard users, the monitor's history of the node's counters (monitor.ts,
+ * monitor-routes.ts) and the whole `/api/v3/` to signed-in users (app.ts); unloaded, it
+ * stops listening and sampling.
  *
  * Attached (loaded or not, once per node start): the users table and this node's signing key
  * in the shared data (cluster-wide, so they replicate from the first join), the default user
@@ -22,6 +23,8 @@ import { createDashboardApp } from './app.js'
 import { dashboardAuthenticator, type DashboardAuthComponents } from './auth.js'
 import { createLoginBackoff } from './backoff.js'
 import { ADMINS_CTL_COMMANDS, registerAdminsControl } from './ctl.js'
+import { createMonitor } from './monitor.js'
+import { monitorRoutes, registerMonitorOperations } from './monitor-routes.js'
 import { dashboardRoutes } from './routes.js'
 import { createDashboardSessions } from './sessions.js'
 import { createDashboardUsers } from './users.js'
@@ -84,10 +87,23 @@ export function createDashboardPlugin (): StarlingPlugin {
     async load ({ node, parts, logger }) {
       const components = auth ?? await attachUsers(node)
       const authenticate = dashboardAuthenticator(components)
-      const own = createRouteTable(dashboardRoutes(components.users))
+      const own = createRouteTable([...dashboardRoutes(components.users), ...monitorRoutes()])
       const api = parts.api.app(node, authenticate, own)
       const app = createDashboardApp({ auth: components, authenticate, api, logger })
-      const listeners = await listen(node, app)
+      const stats = (): Record<string, number> => node.services.stats.snapshot()
+      const monitor = createMonitor({
+        metrics: node.metrics,
+        gauges: () => { const s = stats(); return { connections: s['connections/count'], subscriptions: s['subscriptions/count'] } }
+      })
+      const unregisterMonitor = registerMonitorOperations({ rpc: node.rpc, monitor, stats })
+      let listeners: HttpListeners
+      try {
+        listeners = await listen(node, app)
+      } catch (err) {
+        unregisterMonitor()
+        throw err
+      }
+      monitor.start()
       const address = node.config['dashboard.listener.http']
       logger.info({ protocol: 'http:dashboard', host: address.host, port: listeners.port }, 'listener started')
       if (listeners.httpsPort !== undefined) logger.info({ protocol: 'https:dashboard', port: listeners.httpsPort }, 'dashboard (HTTPS) started')
@@ -102,6 +118,8 @@ export function createDashboardPlugin (): StarlingPlugin {
       return {
         unload: async () => {
           unreport()
+          monitor.stop()
+          unregisterMonitor()
           await listeners.stop()
         }
       }
