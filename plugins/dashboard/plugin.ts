@@ -56,11 +56,21 @@ async function attachUsers (node: StarlingNode): Promise<DashboardAuthComponents
 async function listen (node: StarlingNode, app: Parameters<typeof startHttpListeners>[0]): Promise<HttpListeners> {
   const cfg = node.config
   const tls = cfg['dashboard.listener.https']
+  const verifyPeer = cfg['dashboard.listener.https.verify'] === 'verify_peer'
   return await startHttpListeners(app, {
     http: { address: cfg['dashboard.listener.http'], key: 'dashboard.listener.http' },
     https: tls === null
       ? undefined
-      : { address: tls, key: 'dashboard.listener.https', keyfile: cfg['dashboard.listener.https.keyfile'], certfile: cfg['dashboard.listener.https.certfile'] },
+      : {
+          address: tls,
+          key: 'dashboard.listener.https',
+          keyfile: cfg['dashboard.listener.https.keyfile'],
+          certfile: cfg['dashboard.listener.https.certfile'],
+          // the CAs are read only when browsers are asked for certificates, as on the MQTT listeners
+          ...verifyPeer
+            ? { cacertfile: cfg['dashboard.listener.https.cacertfile'], verify: 'verify_peer' as const, failIfNoPeerCert: cfg['dashboard.listener.https.fail_if_no_peer_cert'] }
+            : {}
+        },
     maxConns: () => DASHBOARD_MAX_CONNS
   })
 }
