@@ -24,6 +24,7 @@ import { dashboardAuthenticator, type DashboardAuthComponents } from './auth.js'
 import { createLoginBackoff } from './backoff.js'
 import { ADMINS_CTL_COMMANDS, registerAdminsControl } from './ctl.js'
 import { createMonitor } from './monitor.js'
+import { DASHBOARD_OPENAPI } from './openapi.js'
 import { monitorRoutes, registerMonitorOperations } from './monitor-routes.js'
 import { dashboardRoutes } from './routes.js'
 import { createDashboardSessions } from './sessions.js'
@@ -98,7 +99,7 @@ export function createDashboardPlugin (): StarlingPlugin {
       const components = auth ?? await attachUsers(node)
       const authenticate = dashboardAuthenticator(components)
       const own = createRouteTable([...dashboardRoutes(components.users), ...monitorRoutes()])
-      const api = parts.api.app(node, authenticate, own)
+      const api = parts.api.app(node, authenticate, own, DASHBOARD_OPENAPI)
       const app = createDashboardApp({ auth: components, authenticate, api, logger })
       const stats = (): Record<string, number> => node.services.stats.snapshot()
       const monitor = createMonitor({
