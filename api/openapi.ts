@@ -34,10 +34,23 @@ function openApiPath (route: RouteDef): string {
 }
 
 /**
- * The OpenAPI 3 document of the management API, generated from the route table that serves
- * the requests (so it cannot drift from them).
+ * What a listener serves under `/api/v3/` outside the route table, for its OpenAPI document:
+ * the dashboard's sign-in and sign-out (plugins/dashboard/app.ts), which run before the
+ * authentication step and set the session cookie, so they cannot be routes of the table.
+ * The listener that serves them says so beside them (plugins/dashboard/openapi.ts).
  */
-export function openApiDocument (routes: RouteDef[]): Record<string, unknown> {
+export interface OpenApiAddition {
+  /** OpenAPI path items by full path (`/api/v3/auth`), added to those of the routes. */
+  paths: Record<string, Record<string, unknown>>
+  /** Security schemes the listener accepts besides HTTP Basic (the dashboard's session cookie and bearer token). */
+  securitySchemes: Record<string, unknown>
+}
+
+/**
+ * The OpenAPI 3 document of the management API, generated from the route table that serves
+ * the requests (so it cannot drift from them), with a listener's `addition` when it has one.
+ */
+export function openApiDocument (routes: RouteDef[], addition?: OpenApiAddition): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {}
   for (const route of routes) {
     const params = [...fullPath(route).matchAll(/:([A-Za-z_]+)/g)].map(m => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }))
@@ -57,11 +70,14 @@ export function openApiDocument (routes: RouteDef[]): Record<string, unknown> {
     if (route.body !== undefined) operation.requestBody = { required: true, content: { 'application/json': { schema: route.body } } }
     ;(paths[openApiPath(route)] ??= {})[route.method.toLowerCase()] = operation
   }
+  for (const [path, item] of Object.entries(addition?.paths ?? {})) Object.assign(paths[path] ??= {}, item)
+  const schemes = { basic: { type: 'http', scheme: 'basic' }, ...addition?.securitySchemes }
   return {
     openapi: '3.0.3',
     info: { title: 'Starling management API', version: VERSION, description: 'EMQ X-compatible management API under /api/v3/' },
-    components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } },
-    security: [{ basic: [] }],
+    components: { securitySchemes: schemes },
+    // any one of the schemes
+    security: Object.keys(schemes).map(name => ({ [name]: [] })),
     paths
   }
 }

@@ -15,6 +15,7 @@ import { VERSION } from '../node/version.js'
 import type { RuleEngine } from '../rules/engine.js'
 import type express from 'express'
 import { createApiApp, startApiServer, type ApiAuthenticator, type ApiServer, type ApiServerComponents } from './server.js'
+import type { OpenApiAddition } from './openapi.js'
 import { createRouteTable, joinRouteTables, type ApiNode, type ApiRouteTable } from './route-table.js'
 import { API_ROUTES } from './routes/index.js'
 
@@ -43,8 +44,9 @@ export interface ApiPart {
    * route of {@link routes} (as it is at each request), then `extra`'s, with the same
    * handlers, bodies, index and envelopes, behind `authenticate` instead of the
    * applications' HTTP Basic. Nothing of it runs for a request `authenticate` refuses.
+   * `openApi`: what the listener serves outside the tables, for its OpenAPI document.
    */
-  app: (node: ApiNode & Pick<StarlingNode, 'logger'>, authenticate: ApiAuthenticator, extra?: ApiRouteTable) => express.Express
+  app: (node: ApiNode & Pick<StarlingNode, 'logger'>, authenticate: ApiAuthenticator, extra?: ApiRouteTable, openApi?: OpenApiAddition) => express.Express
 }
 
 /**
@@ -89,8 +91,8 @@ export function createApiPart (init: ApiPartInit): ApiPart {
   return {
     plugin,
     routes,
-    app: (node, authenticate, extra) =>
-      createApiApp(serverComponents(node, init.rules.engine), extra === undefined ? routes : joinRouteTables(routes, extra), authenticate),
+    app: (node, authenticate, extra, openApi) =>
+      createApiApp(serverComponents(node, init.rules.engine), extra === undefined ? routes : joinRouteTables(routes, extra), authenticate, openApi),
     get server () {
       return server
     }

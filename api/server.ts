@@ -9,7 +9,7 @@ import { checkJsonDepth } from '../node/json-depth.js'
 import { startHttpListeners } from '../node/http-listener.js'
 import { fullPath, type ApiNode, type ApiResult, type ApiRouteTable, type RouteDef } from './route-table.js'
 import { bodyValidator } from './validate.js'
-import { openApiDocument } from './openapi.js'
+import { openApiDocument, type OpenApiAddition } from './openapi.js'
 
 /** Largest request body accepted (spec: not shown); larger ones get 413. */
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -74,7 +74,7 @@ export function appsBasicAuthenticator (apps: Pick<AppsService, 'verify'>): ApiA
  * document from the same table, the success envelope ({@link envelope}) and the `{code,
  * message}` error envelope.
  */
-export function createApiApp (components: ApiServerComponents, table: RouteTableView, authenticate: ApiAuthenticator): express.Express {
+export function createApiApp (components: ApiServerComponents, table: RouteTableView, authenticate: ApiAuthenticator, openApi?: OpenApiAddition): express.Express {
   const { logger } = components
   const app = express()
   app.disable('x-powered-by')
@@ -89,7 +89,7 @@ export function createApiApp (components: ApiServerComponents, table: RouteTable
   app.get('/api/v3/', (_req, res) => {
     res.json({ code: 0, data: table.all().map(r => ({ name: r.name, method: r.method, path: fullPath(r), descr: r.descr })) })
   })
-  app.get('/api/v3/openapi.json', (_req, res) => { res.json(openApiDocument([...table.all()])) })
+  app.get('/api/v3/openapi.json', (_req, res) => { res.json(openApiDocument([...table.all()], openApi)) })
 
   // the endpoints, built again when a plugin added or removed routes
   let router = express.Router()

@@ -41,7 +41,7 @@ export async function startStarling (config: StarlingConfig, init: Omit<StartNod
   // what the plugins may extend: the rule engine (created before any plugin loads), the API's routes, and the API itself for another listener
   const pluginParts: PluginParts = {
     rules: { provide: (types, actions) => rules.engine.provide(types, actions) },
-    api: { add: (routes) => api.routes.add(routes), app: (node, authenticate, extra) => api.app(node, authenticate, extra) }
+    api: { add: (routes) => api.routes.add(routes), app: (node, authenticate, extra, openApi) => api.app(node, authenticate, extra, openApi) }
   }
   const parts: NodeParts = {
     plugins: pluginList({ management: api.plugin, ruleEngine: rules.plugin }),

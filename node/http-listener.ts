@@ -9,6 +9,7 @@ import http from 'node:http'
 import https from 'node:https'
 import { readFileSync } from 'node:fs'
 import type { AddressInfo, Socket } from 'node:net'
+import type { TLSSocket } from 'node:tls'
 import type { Duplex } from 'node:stream'
 import type { ListenerAddress } from './config/index.js'
 import { ListenError } from './listen-error.js'
@@ -17,8 +18,12 @@ import { ListenError } from './listen-error.js'
 export interface HttpListenerSpec {
   /** The plain HTTP address, and the configuration key it came from (for the bind error). */
   http: { address: ListenerAddress, key: string }
-  /** The HTTPS address when one is configured, with its PEM files (`cacertfile` optional: the CA chain sent with the certificate). */
-  https?: { address: ListenerAddress, key: string, keyfile: string, certfile: string, cacertfile?: string }
+  /**
+   * The HTTPS address when one is configured, with its PEM files (`cacertfile` optional: the
+   * CAs client certificates are checked against, which also complete the chain sent), and
+   * client certificates as EMQ X's `verify` / `fail_if_no_peer_cert` (default: not asked).
+   */
+  https?: { address: ListenerAddress, key: string, keyfile: string, certfile: string, cacertfile?: string, verify?: 'verify_none' | 'verify_peer', failIfNoPeerCert?: boolean }
   /** Most connections open at once over both (read per connection, so a live change applies at once); default no limit. */
   maxConns?: () => number
 }
@@ -46,6 +51,17 @@ function answerClientError (err: NodeJS.ErrnoException, socket: Duplex): void {
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
   const body = JSON.stringify({ code: 102, message: tooLarge ? 'request line and headers larger than 16384 bytes' : `malformed HTTP request (${String(err.code ?? err.message)})` })
   socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+}
+
+/**
+ * Whether a client on a `verify_peer` listener may go on: a certificate that does not verify
+ * against the CAs is always refused; a missing one only with `fail_if_no_peer_cert`
+ * (EMQ X's, and Starling's MQTT listeners', rule).
+ */
+function peerAccepted (socket: TLSSocket, failIfNoPeerCert: boolean): boolean {
+  const cert = socket.getPeerCertificate()
+  const hasCert = cert !== null && Object.keys(cert).length > 0
+  return hasCert ? socket.authorized : !failIfNoPeerCert
 }
 
 /** Serves `app` as `spec` says; rejects with a {@link ListenError} when an address cannot be bound (nothing is left listening then). */
@@ -84,9 +100,18 @@ export async function startHttpListeners (app: http.RequestListener, spec: HttpL
     if (spec.https !== undefined) {
       const tls = spec.https
       current = tls
-      const options: https.ServerOptions = { key: readFileSync(tls.keyfile), cert: readFileSync(tls.certfile) }
+      const verifyPeer = tls.verify === 'verify_peer'
+      // with verify_peer Node is told not to reject, so that the two EMQ X cases are told apart (peerAccepted)
+      const options: https.ServerOptions = { key: readFileSync(tls.keyfile), cert: readFileSync(tls.certfile), requestCert: verifyPeer, rejectUnauthorized: false }
       if (tls.cacertfile !== undefined) options.ca = readFileSync(tls.cacertfile)
-      httpsPort = await listen(https.createServer(options, app), tls.address)
+      const server = https.createServer(options, app)
+      if (verifyPeer) {
+        // before the HTTP parser sees the connection: a refused one is closed before any request is read
+        server.prependListener('secureConnection', (socket: TLSSocket) => {
+          if (!peerAccepted(socket, tls.failIfNoPeerCert === true)) socket.destroy()
+        })
+      }
+      httpsPort = await listen(server, tls.address)
     }
     return { port, httpsPort, connections: () => open, stop }
   } catch (err) {

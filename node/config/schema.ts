@@ -79,6 +79,9 @@ export const CONFIG_SCHEMA = {
   'dashboard.listener.https': { type: 'address', optional: true, default: '', live: false, doc: 'Address of the dashboard over HTTPS; empty turns HTTPS off. The session cookie is marked Secure on it.' },
   'dashboard.listener.https.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the dashboard HTTPS listener.' },
   'dashboard.listener.https.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the dashboard HTTPS listener.' },
+  'dashboard.listener.https.cacertfile': { type: 'path', default: 'etc/certs/cacert.pem', live: false, doc: 'PEM CA certificates that browser (client) certificates are checked against, read only with verify_peer.' },
+  'dashboard.listener.https.verify': { type: 'enum', values: TLS_VERIFY, default: 'verify_none', live: false, doc: 'verify_peer asks browsers for a client certificate and refuses one that does not verify against cacertfile; verify_none does not ask.' },
+  'dashboard.listener.https.fail_if_no_peer_cert': { type: 'bool', default: 'false', live: false, doc: 'With verify_peer: refuse browsers that send no certificate (mutual TLS before sign-in).' },
   'dashboard.default_user.login': { type: 'string', default: 'admin', pattern: /^[^\s:]+$/, hint: 'a user name without spaces or colons', live: false, doc: 'Name of the dashboard user created at first start (it cannot be deleted).' },
   'dashboard.default_user.password': { type: 'string', default: '', allowEmpty: true, live: false, secret: true, doc: 'Its password at first start; empty: one is generated and shown once in the log. Used only when the user is created (change it later with change_pwd or starling-ctl admins passwd); stored only as a bcrypt hash.' },
 

@@ -2,9 +2,10 @@
  * `svc_dashboard` (EMQ X's emqx_dashboard), the server side of the web console: loaded, it
  * listens on `dashboard.listener.http` (and `dashboard.listener.https` when set), reports
  * itself as `http:dashboard` on the listener board (`/api/v3/listeners`), and serves there
- * sign-in, the dashboard users and the whole `/api/v3/` to signed-in users (app.ts), and
- * lets a signed-in user's pages connect over MQTT/WebSocket with a token (mqtt-token.ts);
- * unloaded, it stops listening.
+ * sign-in, the dashboard users, the monitor's history of the node's counters (monitor.ts,
+ * monitor-routes.ts) and the whole `/api/v3/` to signed-in users (app.ts), and lets a
+ * signed-in user's pages connect over MQTT/WebSocket with a token (mqtt-token.ts); unloaded,
+ * it stops listening and sampling.
  *
  * Attached (loaded or not, once per node start): the users table and this node's signing key
  * in the shared data (cluster-wide, so they replicate from the first join), the default user
@@ -23,6 +24,9 @@ import { createDashboardApp } from './app.js'
 import { dashboardAuthenticator, type DashboardAuthComponents } from './auth.js'
 import { createLoginBackoff } from './backoff.js'
 import { ADMINS_CTL_COMMANDS, registerAdminsControl } from './ctl.js'
+import { createMonitor } from './monitor.js'
+import { DASHBOARD_OPENAPI } from './openapi.js'
+import { monitorRoutes, registerMonitorOperations } from './monitor-routes.js'
 import { dashboardRoutes } from './routes.js'
 import { createDashboardSessions } from './sessions.js'
 import { createMqttTokens, mqttTokenRoutes, registerMqttTokens } from './mqtt-token.js'
@@ -55,11 +59,21 @@ async function attachUsers (node: StarlingNode): Promise<DashboardAuthComponents
 async function listen (node: StarlingNode, app: Parameters<typeof startHttpListeners>[0]): Promise<HttpListeners> {
   const cfg = node.config
   const tls = cfg['dashboard.listener.https']
+  const verifyPeer = cfg['dashboard.listener.https.verify'] === 'verify_peer'
   return await startHttpListeners(app, {
     http: { address: cfg['dashboard.listener.http'], key: 'dashboard.listener.http' },
     https: tls === null
       ? undefined
-      : { address: tls, key: 'dashboard.listener.https', keyfile: cfg['dashboard.listener.https.keyfile'], certfile: cfg['dashboard.listener.https.certfile'] },
+      : {
+          address: tls,
+          key: 'dashboard.listener.https',
+          keyfile: cfg['dashboard.listener.https.keyfile'],
+          certfile: cfg['dashboard.listener.https.certfile'],
+          // the CAs are read only when browsers are asked for certificates, as on the MQTT listeners
+          ...verifyPeer
+            ? { cacertfile: cfg['dashboard.listener.https.cacertfile'], verify: 'verify_peer' as const, failIfNoPeerCert: cfg['dashboard.listener.https.fail_if_no_peer_cert'] }
+            : {}
+        },
     maxConns: () => DASHBOARD_MAX_CONNS
   })
 }
@@ -87,10 +101,23 @@ export function createDashboardPlugin (): StarlingPlugin {
       const components = auth ?? await attachUsers(node)
       const authenticate = dashboardAuthenticator(components)
       const tokens = createMqttTokens(logger)
-      const own = createRouteTable([...dashboardRoutes(components.users), ...mqttTokenRoutes(node, tokens)])
-      const api = parts.api.app(node, authenticate, own)
+      const own = createRouteTable([...dashboardRoutes(components.users), ...monitorRoutes(), ...mqttTokenRoutes(node, tokens)])
+      const api = parts.api.app(node, authenticate, own, DASHBOARD_OPENAPI)
       const app = createDashboardApp({ auth: components, authenticate, api, logger })
-      const listeners = await listen(node, app)
+      const stats = (): Record<string, number> => node.services.stats.snapshot()
+      const monitor = createMonitor({
+        metrics: node.metrics,
+        gauges: () => { const s = stats(); return { connections: s['connections/count'], subscriptions: s['subscriptions/count'] } }
+      })
+      const unregisterMonitor = registerMonitorOperations({ rpc: node.rpc, monitor, stats })
+      let listeners: HttpListeners
+      try {
+        listeners = await listen(node, app)
+      } catch (err) {
+        unregisterMonitor()
+        throw err
+      }
+      monitor.start()
       const unregisterTokens = registerMqttTokens(node, tokens)
       const address = node.config['dashboard.listener.http']
       logger.info({ protocol: 'http:dashboard', host: address.host, port: listeners.port }, 'listener started')
@@ -107,6 +134,8 @@ export function createDashboardPlugin (): StarlingPlugin {
         unload: async () => {
           unregisterTokens()
           unreport()
+          monitor.stop()
+          unregisterMonitor()
           await listeners.stop()
         }
       }

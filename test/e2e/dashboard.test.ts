@@ -217,8 +217,8 @@ describe('HTTP Basic and the management listener', () => {
     const routes: Array<{ method: string, path: string, name: string }> = index.body.data
     // the management API's routes and the dashboard's own
     const names = routes.map(r => r.name)
-    for (const name of ['list_nodes', 'list_apps', 'list_users', 'create_user', 'change_pwd', 'create_mqtt_token']) expect(names).toContain(name)
-    expect(routes.length).toBe(n.node.api.routes.all().length + 6)
+    for (const name of ['list_nodes', 'list_apps', 'list_users', 'create_user', 'change_pwd', 'monitor_counters', 'monitor_current_metrics', 'create_mqtt_token']) expect(names).toContain(name)
+    expect(routes.length).toBe(n.node.api.routes.all().length + 8)
     const refusals = await Promise.all([...routes, { method: 'GET', path: '/api/v3/', name: 'index' }, { method: 'GET', path: '/api/v3/openapi.json', name: 'openapi' }, { method: 'GET', path: '/api/v3/no/such/thing', name: 'none' }]
       .map(async r => {
         const res = await call(n.port, r.method, r.path.replace(/:(\w+)/g, 'x'), { body: r.method === 'GET' || r.method === 'DELETE' ? undefined : {} })
