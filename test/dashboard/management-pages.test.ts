@@ -7,6 +7,8 @@
  * an MQTT bridge to a real Mosquitto shown connected, stopped and started. Every page with no
  * console error and no failed request; a screenshot of each.
  */
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -147,9 +149,12 @@ describeWithBrowser('the dashboard in a browser: management pages', () => {
 
     const management = `http://127.0.0.1:${dash.port('http:management')}/api/v3/brokers/`
     const basic = (s: string): string => 'Basic ' + Buffer.from(`ui-script:${s}`).toString('base64')
-    const res = await fetch(management, { headers: { authorization: basic(secret) } })
-    expect(res.status).toBe(200)
-    expect(((await res.json()) as any).code).toBe(0)
+    // as a user would: curl with the app id and the secret copied from the dialog
+    // (not execFileSync: the node runs in this process and must answer meanwhile)
+    const curl = (await promisify(execFile)('curl', ['-s', '-m', '10', '-w', '\n%{http_code}', '-u', `ui-script:${secret}`, management], { encoding: 'utf8' })).stdout
+    const [body, status] = [curl.slice(0, curl.lastIndexOf('\n')), curl.slice(curl.lastIndexOf('\n') + 1)]
+    expect(status).toBe('200')
+    expect(JSON.parse(body).code).toBe(0)
 
     await shown.getByRole('button', { name: 'Done' }).click()
     await shown.waitFor({ state: 'detached' })
