@@ -21,11 +21,14 @@ let loading: Promise<SqlModule> | undefined
 /** The rule SQL module, imported (and the schema functions installed) on the first call. */
 export async function loadSql (): Promise<SqlModule> {
   if (loaded !== undefined) return loaded
-  loading ??= Promise.all([import('./sql/index.js'), import('./schemas/functions.js')]).then(([sql, functions]) => {
-    functions.installSchemaFunctions()
+  // one import after the other: both reach rules/funcs/, and jest's module linker (the tests)
+  // fails on two concurrent dynamic imports of a shared module
+  loading ??= (async () => {
+    const sql = await import('./sql/index.js')
+    ;(await import('./schemas/functions.js')).installSchemaFunctions()
     loaded = sql
     return sql
-  })
+  })()
   return await loading
 }
 
