@@ -84,7 +84,9 @@ async function nodeRss (hookFile?: string): Promise<number> {
   const broker = await startBroker(target, 1024, repoRoot)
   await new Promise((resolve) => setTimeout(resolve, settleMs))
   const rss = rssMb(broker.pid)
+  const exited = broker.exited()
   await broker.stop()
+  if (exited || rss === 0) throw new Error(`the node exited while idle:\n${broker.output()}`)
   return rss
 }
 
