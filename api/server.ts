@@ -8,7 +8,6 @@ import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, 
 import { checkJsonDepth } from '../node/json-depth.js'
 import { startHttpListeners } from '../node/http-listener.js'
 import { fullPath, type ApiNode, type ApiResult, type ApiRouteTable, type RouteDef } from './route-table.js'
-import { bodyValidator } from './validate.js'
 import { openApiDocument, type OpenApiAddition } from './openapi.js'
 
 /** Largest request body accepted (spec: not shown); larger ones get 413. */
@@ -91,15 +90,12 @@ export function createApiApp (components: ApiServerComponents, table: RouteTable
   })
   app.get('/api/v3/openapi.json', (_req, res) => { res.json(openApiDocument([...table.all()], openApi)) })
 
-  // the endpoints, built again when a plugin added or removed routes
-  let router = express.Router()
-  let builtFor = -1
+  // the endpoints, built at the first request and again when a plugin added or removed routes
+  // (not at start: the body validators' Ajv is not part of an idle node, issue 22)
+  let built: { version: number, router: Promise<express.Router> } | undefined
   app.use((req: Request, res: Response, next: NextFunction) => {
-    if (builtFor !== table.version) {
-      router = routerOf(table.all(), components)
-      builtFor = table.version
-    }
-    router(req, res, next)
+    if (built === undefined || built.version !== table.version) built = { version: table.version, router: routerOf(table.all(), components) }
+    built.router.then((router) => { router(req, res, next) }, next)
   })
 
   app.use((req: Request, res: Response) => {
@@ -116,9 +112,14 @@ export function createApiApp (components: ApiServerComponents, table: RouteTable
   return app
 }
 
-/** One Express route per {@link RouteDef}: body parsed and validated, the handler's result in the envelope. */
-function routerOf (routes: readonly RouteDef[], components: ApiServerComponents): express.Router {
+/**
+ * One Express route per {@link RouteDef}: body parsed and validated, the handler's result in
+ * the envelope. The body validators (validate.ts, with Ajv) are imported here, with the first
+ * request.
+ */
+async function routerOf (routes: readonly RouteDef[], components: ApiServerComponents): Promise<express.Router> {
   const { node, rules } = components
+  const { bodyValidator } = await import('./validate.js')
   const router = express.Router()
   for (const route of routes) {
     const validate = bodyValidator(route)

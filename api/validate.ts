@@ -1,3 +1,9 @@
+/**
+ * The request body validators of the management API: each route's JSON schema (`RouteDef.body`)
+ * compiled with Ajv into a check that throws the catalogue's codes. Imported by the API server
+ * with the first request (api/server.ts `routerOf`), not at start: Ajv is about 13 MB of
+ * memory an idle node does not use (issue 22).
+ */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import { ApiError, CODES, MissingParameterError, WrongTypeError } from '../node/errors.js'
 import type { RouteDef } from './route-table.js'

@@ -46,7 +46,7 @@ export async function startStarling (config: StarlingConfig, init: Omit<StartNod
   const parts: NodeParts = {
     plugins: pluginList({ management: api.plugin, ruleEngine: rules.plugin }),
     pluginParts,
-    operations: [(node) => { rules.registerOperations(node) }],
+    operations: [async (node) => { await rules.registerOperations(node) }],
     cluster: createCluster,
     ctlCommands: PART_CTL_COMMANDS
   }

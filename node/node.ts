@@ -91,8 +91,12 @@ export interface NodeParts {
    * above the core (plugins/kit/parts.ts `PluginParts`), opaque to the core.
    */
   pluginParts?: unknown
-  /** Registers a part's operations on the node's RPC (rule engine, schema registry), after the core's, once the node is complete. */
-  operations?: ReadonlyArray<(node: StarlingNode) => void>
+  /**
+   * Registers a part's operations on the node's RPC (rule engine, schema registry), after the
+   * core's, once the node is complete; each is awaited before the next (the rule engine may
+   * load its compiler for the stored rules first).
+   */
+  operations?: ReadonlyArray<(node: StarlingNode) => void | Promise<void>>
   /** Builds the cluster part from the node's components (started after the plugins; a failure to bind is `cluster.listen`'s). */
   cluster?: (components: NodeComponents) => ClusterPart
   /** The parts' and the plugins' `starling-ctl` commands (rule engine, schema registry, cluster, each plugin's `ctl`): the control socket checks their arguments as it does the core's. */
@@ -164,7 +168,7 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
     })
     // the operations the API and the CLI call, the core's then the parts', before any plugin runs
     registerOperations(node)
-    for (const register of parts.operations ?? []) register(node)
+    for (const register of parts.operations ?? []) await register(node)
     await startPlugins(node, onStop)
     if (cluster !== undefined) {
       try {

@@ -24,6 +24,7 @@ import { ResourceInstances } from './resource-instances.js'
 import { RuleRuntime } from './runtime.js'
 import { SerialQueue } from './serial-queue.js'
 import { createNodeSchemaRegistry } from './schemas/service.js'
+import { loadSql } from './sql-loader.js'
 import type { SchemaRegistry } from './schemas/registry.js'
 import type { ActionDefinition, ActionNodeMetrics, Resource, ResourceTypeDefinition, Rule, RuleNodeMetrics } from './types.js'
 
@@ -86,18 +87,25 @@ export function createBuiltInRegistry (): ActionRegistry {
  */
 export type RuleEngineComponents = Pick<StarlingNode, 'name' | 'logger' | 'shared' | 'hooks' | 'broker' | 'config' | 'cluster' | 'services'>
 
-/** Creates the engine of a node: loads and compiles the stored rules; nothing runs yet. */
-export function createRuleEngine (components: RuleEngineComponents): RuleEngine {
+/**
+ * Creates the engine of a node: loads and compiles the stored rules and schemas; nothing runs
+ * yet. The SQL compiler and the schema compilers are loaded only when something stored needs
+ * them (rules/sql-loader.ts, schemas/codec-loader.ts): a node without rules or schemas loads
+ * them with its first one.
+ */
+export async function createRuleEngine (components: RuleEngineComponents): Promise<RuleEngine> {
   const logger = components.logger.child({ component: 'rules' })
   const registry = createBuiltInRegistry()
   const metrics = new EngineMetrics()
   const marks = new RepublishMarks()
   const queue = new SerialQueue()
-  // before any rule compiles: it installs schema_encode/schema_decode, which compiled rules keep
-  const schemas = createNodeSchemaRegistry(components, { usedBy: (name) => rules.usingSchema(name).map(r => r.id), resource: (id) => resources.find(id) })
   // the services refer to each other through closures, called only after all three exist
+  const schemas = await createNodeSchemaRegistry(components, { usedBy: (name) => rules.usingSchema(name).map(r => r.id), resource: (id) => resources.find(id) })
+  const rulesTable = components.shared.table<Rule>(RULES_TABLE) // cluster-wide: other nodes' changes arrive here
+  // the stored rules compile in RuleService's constructor: the compiler first (with schema_encode/schema_decode)
+  if (rulesTable.count() > 0) await loadSql()
   const rules: RuleService = new RuleService({
-    table: components.shared.table<Rule>(RULES_TABLE), // cluster-wide: other nodes' changes arrive here
+    table: rulesTable,
     registry,
     logger,
     queue,

@@ -25,9 +25,9 @@ export interface RulesPart {
    * and registers the rule and schema operations: `rules.metrics` and `resources.status` on
    * `node.rpc`, the `rules`, `rule-actions`, `resources`, `resource-types` and `schemas`
    * commands on `node.control`. A function that needs no `this`, for `NodeParts.operations`.
-   * Throws when called a second time.
+   * Rejects when called a second time.
    */
-  registerOperations: (node: StarlingNode) => void
+  registerOperations: (node: StarlingNode) => Promise<void>
   /** The node's engine; throws before {@link RulesPart.registerOperations} ran. */
   readonly engine: RuleEngine
 }
@@ -35,15 +35,17 @@ export interface RulesPart {
 /** A rules part for one node; nothing is created until `registerOperations`. */
 export function createRulesPart (): RulesPart {
   let engine: RuleEngine | undefined
+  let started = false
   const created = (): RuleEngine => {
     if (engine === undefined) throw new Error('the rule engine is not created yet: RulesPart.registerOperations(node) creates it, before the plugins load')
     return engine
   }
   return {
     plugin: createRuleEnginePlugin(created),
-    registerOperations: (node) => {
-      if (engine !== undefined) throw new Error(`the rules part of node ${node.name} registered its operations already: create one part per node`)
-      const made = createRuleEngine(node)
+    registerOperations: async (node) => {
+      if (started) throw new Error(`the rules part of node ${node.name} registered its operations already: create one part per node`)
+      started = true
+      const made = await createRuleEngine(node)
       engine = made
       registerRuleOperations({ engine: made, rpc: node.rpc, control: node.control, name: node.name })
       registerSchemaOperations({ engine: made, control: node.control })

@@ -18,7 +18,7 @@ import { actionInfo, resourceTypeInfo, type ActionInfo, type ResourceTypeInfo } 
 import { compileRuleSql, type RuleInput, type RulePatch } from './rule-service.js'
 import type { ResourceInput, ResourcePatch, ResourceStatus } from './resource-service.js'
 import { resourceView, ruleView, type NodeRuleMetrics, type ResourceView, type RuleView } from './views.js'
-import { testSql } from './sql/index.js'
+import { loadSql } from './sql-loader.js'
 import { SqlError } from './sql/errors.js'
 import { DeferredResult } from './funcs/errors.js'
 import type { ControlHandlers, ControlServer } from '../node/control/index.js'
@@ -103,6 +103,7 @@ const MAX_TEST_WAITS = 4
  * than MAX_JSON_DEPTH (a deep payload decoded): JsonTooDeepError, code 102, HTTP 400.
  */
 export async function testRuleSql ({ name }: Pick<RuleOpsComponents, 'name'>, input: SqlTestInput): Promise<unknown> {
+  const { testSql } = await loadSql()
   compileRuleSql(input.rawsql)
   let result: ReturnType<typeof testSql> | undefined
   for (let waited = 0; result === undefined; waited++) {

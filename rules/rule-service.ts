@@ -19,8 +19,9 @@ import type { SharedTable } from '../node/store/shared.js'
 import type { SerialQueue } from './serial-queue.js'
 import type { Logger } from '../node/logger.js'
 import { MissingParameterError, RefusedError, WrongTypeError, notFound } from '../node/errors.js'
-import { compileSql, type CompiledSql } from './sql/index.js'
+import type { CompiledSql } from './sql/index.js'
 import { SqlError } from './sql/errors.js'
+import { loadSql, loadedSql } from './sql-loader.js'
 import { actionServes, type ActionRegistry } from './registry.js'
 import { checkParams } from './params.js'
 import type { Resource, Rule, RuleAction } from './types.js'
@@ -52,11 +53,14 @@ export interface RuleEntry {
 /** Names of rules and resources: no spaces, `/` or `:` (ids are `<name>:<...>`). */
 export const NAME_PATTERN = /^[^\s/:]{1,128}$/
 
-/** Compiles `rawsql`: an invalid statement is error 102 (HTTP 400) with the SQL error's message. */
+/**
+ * Compiles `rawsql`: an invalid statement is error 102 (HTTP 400) with the SQL error's message.
+ * The SQL compiler must be loaded (`loadSql()`, rules/sql-loader.ts): it is not part of an idle node.
+ */
 export function compileRuleSql (rawsql: string): CompiledSql {
   if (typeof rawsql !== 'string' || rawsql.trim() === '') throw new MissingParameterError('missing parameter rawsql (the rule SQL)')
   try {
-    return compileSql(rawsql)
+    return loadedSql().compileSql(rawsql)
   } catch (err) {
     if (err instanceof SqlError || (err as Error)?.name === 'SqlError') throw new RefusedError(`invalid SQL: ${(err as Error).message}`)
     throw err
@@ -82,6 +86,10 @@ export class RuleService {
   private readonly entries = new Map<string, RuleEntry>()
   private readonly unfollow: () => void
 
+  /**
+   * Compiles the stored rules: when there are any, the SQL compiler must be loaded first
+   * (`createRuleEngine` awaits `loadSql()` when the table is not empty).
+   */
   constructor (private readonly init: RuleServiceInit) {
     for (const [id, rule] of init.table.entries()) {
       let compiled: CompiledSql | null = null
@@ -132,6 +140,7 @@ export class RuleService {
   /** Checks and stores a new rule; resolves with it. */
   async create (input: RuleInput): Promise<Rule> {
     return await this.serial(async () => {
+      await loadSql()
       const name = input.name
       if (name !== undefined && (typeof name !== 'string' || !NAME_PATTERN.test(name))) {
         throw new WrongTypeError(`rule name must be 1 to 128 characters without spaces, '/' or ':', got ${JSON.stringify(name)}`)
@@ -161,6 +170,7 @@ export class RuleService {
     return await this.serial(async () => {
       const entry = this.entries.get(id)
       if (entry === undefined) throw notFound(`rule ${id}`)
+      if (patch.rawsql !== undefined) await loadSql()
       const compiled = patch.rawsql !== undefined ? compileRuleSql(patch.rawsql) : entry.compiled
       if (compiled === null) throw new RefusedError(`rule ${id}: its SQL does not compile; give a new rawsql`)
       const actions = patch.actions !== undefined
@@ -217,6 +227,7 @@ export class RuleService {
         this.entries.delete(id)
         logger.error({ rule_id: id }, 'a rule from another node is not a valid rule; it is not loaded')
       } else {
+        await loadSql()
         let compiled: CompiledSql | null = null
         try {
           compiled = compileRuleSql(rule.rawsql)

@@ -20,7 +20,10 @@
 import type { HookEventMap, HookName, MessageEvent } from '../node/hooks.js'
 import type { StarlingNode } from '../node/node.js'
 import type { Logger } from '../node/logger.js'
-import { PayloadCache, TopicIndex, type CompiledSql } from './sql/index.js'
+// the two pieces of rules/sql/ every node needs, from their own modules: the compiler loads with the first rule (sql-loader.ts)
+import type { CompiledSql } from './sql/index.js'
+import { TopicIndex } from './sql/topic-index.js'
+import { PayloadCache } from './sql/nested.js'
 import { emqx4Columns, specColumns, type Columns } from './columns.js'
 import type { ActionCounters, EngineMetrics, RuleCounters } from './metrics.js'
 import type { RepublishMarks } from './republish-marks.js'

@@ -4,7 +4,6 @@
  * by their schema here, the work is in node/ops/mqtt-ops.ts. Choices: docs/api.md.
  */
 import { defineRoutes, type ApiRequest, type JsonSchema, type RouteDef } from '../route-table.js'
-import { bodyValidator } from '../validate.js'
 import { toApiError } from '../../node/errors.js'
 import {
   publishMessage, subscribeClient, unsubscribeClient, type PublishRequest, type SubscribeRequest
@@ -85,10 +84,11 @@ function text (value: unknown): string | null {
 /**
  * The batch form of `single`: the body is an array of `single`'s bodies; each item is
  * checked and run on its own, in order, and answers its own code (0 or the error's), so a
- * bad item does not stop the others.
+ * bad item does not stop the others. `single`'s validator is compiled at the first batch
+ * (validate.ts loads with the API's first request, not with the node).
  */
 function batchOf (single: RouteDef, name: string, descr: string, answer: (item: any, code: number) => object): RouteDef {
-  const validate = bodyValidator(single)
+  let validator: { check: ((body: unknown) => void) | null } | undefined
   return {
     name,
     method: 'POST',
@@ -96,6 +96,8 @@ function batchOf (single: RouteDef, name: string, descr: string, answer: (item: 
     descr,
     body: { type: 'array', description: `items as for ${single.path}; each gets its own code`, items: {} },
     handler: async (req: ApiRequest) => {
+      validator ??= { check: (await import('../validate.js')).bodyValidator(single) }
+      const validate = validator.check
       const data: object[] = []
       for (const item of req.body as unknown[]) {
         let code = 0

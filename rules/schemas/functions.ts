@@ -8,25 +8,19 @@
  * several nodes in one process), so the functions are contextual: they read the event's
  * `node` column and call that node's registry. {@link installSchemaFunctions} must run
  * before any rule compiles, because a compiled rule keeps the function it resolved; the
- * rule engine calls it (through service.ts) before compiling the stored rules.
+ * SQL loader (rules/sql-loader.ts) calls it when it loads the compiler, before any rule compiles.
  */
 import { registerFunction, FunctionUnavailableError, type RuleFunction } from '../funcs/index.js'
 import type { SchemaRegistry } from './registry.js'
+import { attachedRegistry } from './node-registries.js'
+export { attachRegistry } from './node-registries.js'
 
-/** Registries by node name (weakly: a stopped node's registry can be collected). */
-const registries = new Map<string, WeakRef<SchemaRegistry>>()
 let installed = false
 
-/** Makes `registry` the one the functions use for events of node `nodeName`. */
-export function attachRegistry (nodeName: string, registry: SchemaRegistry): void {
-  registries.set(nodeName, new WeakRef(registry))
-}
-
-/** The registry for an event's columns: its node's, or the only one when there is one. */
+/** The registry for an event's columns: its node's, or the only one when there is one (node-registries.ts). */
 function registryFor (fn: string, cols: unknown): SchemaRegistry {
   const node = (cols as { node?: unknown } | undefined)?.node
-  let registry = typeof node === 'string' ? registries.get(node)?.deref() : undefined
-  if (registry === undefined && registries.size === 1) registry = registries.values().next().value?.deref()
+  const registry = attachedRegistry(node)
   if (registry === undefined) throw new FunctionUnavailableError(fn, `the schema registry of node ${String(node)}`)
   return registry
 }

@@ -12,16 +12,18 @@
  *   fails every call until it is deleted and created again.
  *
  * Invariants: writes run one at a time; the in-memory map changes only after the table has
- * committed, so a failed write leaves both as they were.
+ * committed, so a failed write leaves both as they were. A schema is compiled only once its
+ * type's compiler is loaded (codec-loader.ts: avsc and protobufjs load with the first schema
+ * of their type); a stored or remote schema whose compiler is not loaded yet is compiled in
+ * the write queue once it is, from what the table holds then.
  */
 import type { Logger } from '../../node/logger.js'
 import { RefusedError, notFound } from '../../node/errors.js'
 import type { StoreTable } from '../../node/store/index.js'
 import { ConversionError, DeferredResult, describe } from '../funcs/errors.js'
 import { SerialQueue } from '../serial-queue.js'
-import { compileAvro } from './avro-codec.js'
 import { SchemaCompileError, type SchemaCodec } from './codec.js'
-import { compileProtobuf } from './protobuf-codec.js'
+import { isCompiledType, loadCompiler, loadedCompiler } from './codec-loader.js'
 import { checkSchemaInput, type Schema, type SchemaInput } from './schema.js'
 import { CodecExchange } from './codec-exchange.js'
 import { ThirdPartyCodec, describeTarget, probeService, targetOf, timeoutsOf, type ResourceLookup } from './third-party-codec.js'
@@ -72,12 +74,24 @@ export class SchemaRegistry {
   private readonly exchange = new CodecExchange()
   private readonly offRemote: () => void
 
+  /**
+   * A registry of the schemas in `init.table`. Those whose compiler is loaded are compiled
+   * here; the others once it is (in the write queue): {@link SchemaRegistry.open} loads them
+   * all first, so that every stored schema is compiled when it resolves.
+   */
   constructor (private readonly init: SchemaRegistryInit) {
-    for (const [name, schema] of init.table.entries()) this.load(name, schema, 'stored')
+    for (const [name, schema] of init.table.entries()) this.follow(name, schema, 'stored')
     this.offRemote = init.table.onRemoteChange((name, schema) => {
       if (schema === undefined) this.entries.delete(name)
-      else this.load(name, schema, 'from another node')
+      else this.follow(name, schema, 'from another node')
     })
+  }
+
+  /** A registry whose stored schemas are all compiled: the compilers of their types are loaded first. */
+  static async open (init: SchemaRegistryInit): Promise<SchemaRegistry> {
+    const types = new Set([...init.table.entries()].map(([, schema]) => schema?.parser_type))
+    for (const type of types) if (typeof type === 'string' && isCompiledType(type)) await loadCompiler(type)
+    return new SchemaRegistry(init)
   }
 
   /** Every schema, in name order. */
@@ -104,6 +118,7 @@ export class SchemaRegistry {
       if (this.entries.has(schema.name) || this.init.table.has(schema.name)) {
         throw new RefusedError(`schema ${schema.name} already exists; delete it first or choose another name`)
       }
+      if (isCompiledType(schema.parser_type)) await loadCompiler(schema.parser_type)
       let codec: SchemaCodec
       try {
         codec = this.compile(schema)
@@ -188,10 +203,31 @@ export class SchemaRegistry {
     return entry.codec
   }
 
+  /** Compiles `schema`; its type's compiler is loaded (see the invariants). */
   private compile (schema: Schema): SchemaCodec {
-    if (schema.parser_type === 'avro') return compileAvro(schema.schema)
-    if (schema.parser_type === 'protobuf') return compileProtobuf(schema.schema)
-    return new ThirdPartyCodec(schema, this.exchange, this.init.resource)
+    if (!isCompiledType(schema.parser_type)) return new ThirdPartyCodec(schema, this.exchange, this.init.resource)
+    const compile = loadedCompiler(schema.parser_type)
+    if (compile === undefined) throw new Error(`the ${schema.parser_type} compiler is not loaded yet`)
+    return compile(schema.schema)
+  }
+
+  /**
+   * Compiles a schema read from the table now when its compiler is loaded; otherwise loads
+   * the compiler in the write queue and then compiles what the table holds under `name` (a
+   * later change or delete may have come meanwhile).
+   */
+  private follow (name: string, schema: Schema, from: string): void {
+    const type = schema?.parser_type
+    if (typeof type !== 'string' || !isCompiledType(type) || loadedCompiler(type) !== undefined) {
+      this.load(name, schema, from)
+      return
+    }
+    this.queue.run(async () => {
+      await loadCompiler(type)
+      const current = this.init.table.get(name)
+      if (current === undefined) this.entries.delete(name)
+      else this.follow(name, current, from)
+    }).catch((err) => this.init.logger.error({ schema: name, err }, `could not load the ${type} compiler for a schema ${from}`))
   }
 
   /** Compiles a schema read from the table; keeps it (uncompiled) when that fails. */
