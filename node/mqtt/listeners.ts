@@ -235,6 +235,7 @@ export class MqttListener {
       localAddress: socket.localAddress ?? '',
       localPort: socket.localPort ?? 0,
       tlsSocket: socket instanceof tls.TLSSocket ? socket : undefined,
+      transport: socket,
       peerCertAsUsername: this.spec.tls?.peerCertAsUsername,
       onClose: (reason) => {
         this.current--
