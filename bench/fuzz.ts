@@ -60,8 +60,13 @@ const DOORS: DoorEntry[] = [
 function progressLine (s: FuzzStats): string {
   const rate = s.elapsedMs > 0 ? Math.round(s.inputs / (s.elapsedMs / 1000)) : 0
   return `[${s.door}] ${s.inputs} inputs (${rate}/s), ${s.connections} connections, ${s.closedForProtocolError}/${s.protocolErrors} closed as required, ` +
-    `${s.accepted} accepted, ${s.blindMutations} blind, ${s.garbage} garbage, ${s.takenOver} taken over, witness ${s.witnessReceived}/${s.witnessSent}` +
+    `${s.accepted} accepted, ${s.blindMutations} blind, ${s.garbage} garbage, ${s.takenOver} taken over, ` +
+    `${total(s.closedWithoutReason)} v5 closed without a reason code, witness ${s.witnessReceived}/${s.witnessSent}` +
     (Object.keys(s.unexpected).length > 0 ? `, UNEXPECTED ${JSON.stringify(s.unexpected)}` : '')
+}
+
+function total (counts: Record<string, number>): number {
+  return Object.values(counts).reduce((a, b) => a + b, 0)
 }
 
 function report (s: FuzzStats): string[] {

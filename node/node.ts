@@ -233,7 +233,8 @@ function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): Liste
         cacertfile: file('cacertfile'),
         verify: c[`${key}.verify`],
         failIfNoPeerCert: c[`${key}.fail_if_no_peer_cert`],
-        peerCertAsUsername: c[`${key}.peer_cert_as_username`]
+        peerCertAsUsername: c[`${key}.peer_cert_as_username`],
+        handshakeTimeoutMs: kind === 'ssl' ? c[`${key}.handshake_timeout`] : undefined
       }
       for (const k of ['keyfile', 'certfile'] as const) {
         if (existsSync(spec.tls[k])) continue

@@ -30,6 +30,7 @@
  * and RPC calls name only read-only node operations (or none that exists).
  */
 import net from 'node:net'
+import os from 'node:os'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { tcp } from '@libp2p/tcp'
 import { noise } from '@chainsafe/libp2p-noise'
@@ -51,6 +52,13 @@ import {
 } from './door-kit.js'
 
 const LINK_PROTOCOL = '/starling/link/1.0.0'
+/**
+ * The loopback addresses the door dials from (Linux routes all of 127.0.0.0/8 to lo): libp2p
+ * accepts `inboundConnectionThreshold` (cluster/mesh.ts: 100) connections per second from one
+ * host and refuses the rest before their handshake, so from one address a faster door would
+ * test the refusal instead of the handshake.
+ */
+const SOURCE_ADDRESSES = Array.from({ length: 253 }, (_, i) => `127.0.0.${i + 2}`)
 const CONTROL_TOPIC = 'starling/cluster/1'
 const packr = new Packr({ useRecords: false, moreTypes: false })
 
@@ -85,6 +93,16 @@ export const CLUSTER_INPUT_KINDS = [
   'garbled-multistream', 'garbled-noise', 'link-frames', 'link-frames', 'link-frames', 'link-frames',
   'bridge-frames', 'bridge-frames', 'other-protocol', 'gossip', 'gossip'
 ] as const
+/** The kinds that open a connection of their own (the others use the well-formed peer's). */
+const NEW_CONNECTION_KINDS: ReadonlySet<string> = new Set(['tcp-garbage', 'tcp-short-nonce', 'tcp-nonce-then-garbage', 'tcp-plain-multistream', 'wrong-psk-node', 'garbled-multistream', 'garbled-noise'])
+/**
+ * New connections in flight at once. libp2p refuses any inbound connection while 10 are
+ * still in their handshake (`maxIncomingPendingConnections`, for all hosts together), so
+ * more would test that refusal instead of the handshake; the inputs on the well-formed
+ * peer's connection (streams, gossip) run at the door's whole concurrency.
+ */
+const NEW_CONNECTIONS_AT_ONCE = 8
+
 /** One kind of input of the cluster door. */
 export type ClusterInputKind = typeof CLUSTER_INPUT_KINDS[number]
 type Kind = ClusterInputKind
@@ -95,26 +113,33 @@ export async function runClusterDoor (opts: ClusterDoorOptions): Promise<DoorSta
   const addr = multiaddr(multiaddrOf('127.0.0.1', opts.clusterPort))
   const psk = pskFromCookie(opts.cookie)
   const garbage = { next: Buffer.alloc(0) }
+  const source = sourceAddresses()
   const peers = await Promise.all([
     peerNode(psk, 'full'),
-    peerNode(psk, 'garble-multistream', garbage),
-    peerNode(psk, 'garble-noise', garbage),
-    peerNode(pskFromCookie(opts.cookie + '-wrong'), 'full')
+    peerNode(psk, 'garble-multistream', garbage, source),
+    peerNode(psk, 'garble-noise', garbage, source),
+    peerNode(pskFromCookie(opts.cookie + '-wrong'), 'full', undefined, source)
   ])
   const [right, garbleMss, garbleNoise, wrong] = peers
-  const ctx: Context = { opts, addr, right, garbleMss, garbleNoise, wrong, garbage, stats, conn: null, protocols: [], members: opts.memberNames ?? [] }
+  const ctx: Context = { opts, addr, right, garbleMss, garbleNoise, wrong, garbage, source, stats, conn: null, protocols: [], members: opts.memberNames ?? [] }
   const kinds = CLUSTER_INPUT_KINDS.filter(k => opts.kinds === undefined || opts.kinds.includes(k))
   const witness = await startWitness({ publishPort: opts.mqttPort, subscribePort: opts.peerMqttPort }, stats, `cluster${opts.seed}`)
   try {
     await rightConnection(ctx)
-    await runInputs(opts, stats, opts.concurrency ?? 8, async (r) => {
+    const concurrency = opts.concurrency ?? 8
+    const slots = new Slots(Math.min(concurrency, NEW_CONNECTIONS_AT_ONCE))
+    await runInputs(opts, stats, concurrency, async (r) => {
       const kind = r.pick(kinds)
       count(stats.byKind, kind)
+      const opensConnection = NEW_CONNECTION_KINDS.has(kind)
+      if (opensConnection) await slots.take()
       try {
         await one(r, kind, ctx)
       } catch (err: any) {
         // the fuzzer's own dial or stream failing is an answer (refused, closed), not a finding
         count(stats.answers, `${kind}: ${String(err?.code ?? err?.name ?? 'error')}`)
+      } finally {
+        if (opensConnection) slots.give()
       }
       return 1
     })
@@ -135,6 +160,8 @@ interface Context {
   garbleNoise: Libp2p<any>
   wrong: Libp2p<any>
   garbage: { next: Buffer }
+  /** The next source address of a new connection (the well-formed peer's stays on 127.0.0.1). */
+  source: () => string
   stats: DoorStats
   conn: Connection | null
   /** The protocols the node offers (from identify). */
@@ -147,7 +174,7 @@ interface Context {
  * and gossipsub for `full`), or one whose handshake goes wrong on purpose after the private
  * network: garbage instead of multistream-select, or a garbled noise handshake.
  */
-async function peerNode (psk: Uint8Array, how: 'full' | 'garble-multistream' | 'garble-noise', garbage?: { next: Buffer }): Promise<Libp2p<any>> {
+async function peerNode (psk: Uint8Array, how: 'full' | 'garble-multistream' | 'garble-noise', garbage?: { next: Buffer }, source?: () => string): Promise<Libp2p<any>> {
   // the node's own protector: @libp2p/pnet's cipher leaks per connection (cluster/private-network.ts)
   // and would end the fuzzer's process as it ended the node's
   const pnet = privateNetwork({ psk })
@@ -178,13 +205,36 @@ async function peerNode (psk: Uint8Array, how: 'full' | 'garble-multistream' | '
   return await createLibp2p({
     privateKey: await generateKeyPair('Ed25519'),
     addresses: { listen: [] },
-    transports: [tcp()],
+    // @libp2p/tcp spreads `dialOpts` into each net.connect: the getter gives each dial its address
+    transports: [tcp(source === undefined ? {} : { dialOpts: { get localAddress () { return source() } } as any })],
     connectionEncrypters: [how === 'garble-noise' ? () => garbledNoise as any : noise()],
     streamMuxers: [yamux()],
     connectionProtector: protector,
     connectionMonitor: { enabled: false },
     services: how === 'full' ? { identify: identify(), pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, floodPublish: true, emitSelf: false }) } : {}
   } as any)
+}
+
+/** A counting semaphore: at most `free` holders at once. */
+class Slots {
+  private readonly waiting: Array<() => void> = []
+  constructor (private free: number) {}
+  async take (): Promise<void> {
+    if (this.free > 0) { this.free--; return }
+    await new Promise<void>(resolve => this.waiting.push(resolve))
+  }
+
+  give (): void {
+    const next = this.waiting.shift()
+    if (next !== undefined) next(); else this.free++
+  }
+}
+
+/** Round robin over {@link SOURCE_ADDRESSES}, or 127.0.0.1 alone where the others cannot be bound (not Linux). */
+function sourceAddresses (): () => string {
+  let n = 0
+  const usable = os.platform() === 'linux' ? SOURCE_ADDRESSES : ['127.0.0.1']
+  return () => usable[n++ % usable.length]
 }
 
 /** The well-formed peer's connection to the node (dialled again if the node closed it). */
@@ -211,9 +261,14 @@ async function one (r: Random, kind: Kind, ctx: Context): Promise<void> {
     case 'tcp-nonce-then-garbage': return await rawTcp(ctx, r.bytes(24 + 1 + r.int(300)), r.chance(0.5))
     case 'tcp-plain-multistream': return await rawTcp(ctx, Buffer.concat([lp('/multistream/1.0.0\n'), lp(r.pick(['/noise\n', '/tls/1.0.0\n', '/plaintext/2.0.0\n', nastyString(r).slice(0, 200) + '\n']))]), r.chance(0.5))
     case 'wrong-psk-node': {
-      await ctx.wrong.dial(ctx.addr, { signal: AbortSignal.timeout(3000) }).then(
+      // a dial that would succeed does within a few ms on loopback; one that does not either is
+      // closed (the node took the peer's first bytes, decrypted with its own key, for a
+      // multistream-select header it cannot be) or hangs, both sides waiting for the rest of
+      // a length read from garbage, until the node's 10 s upgrade timeout: 1 s of that tells
+      // as much as 3 s (about 40 % hang, and it was most of the door's time)
+      await ctx.wrong.dial(ctx.addr, { signal: AbortSignal.timeout(1000) }).then(
         async (c) => { fail(stats, 'a node with another cookie connected', String(c.remoteAddr)); await c.close() },
-        () => { count(stats.answers, 'another cookie: refused') }
+        (err: any) => { count(stats.answers, err?.name === 'TimeoutError' || err?.name === 'AbortError' ? 'another cookie: no connection within 1 s' : 'another cookie: refused') }
       )
       return
     }
@@ -250,21 +305,25 @@ async function one (r: Random, kind: Kind, ctx: Context): Promise<void> {
   }
 }
 
+/** How long a raw connection is given to be closed by the node before the fuzzer closes it. */
+const RAW_WAIT_MS = 150
+
 /** Writes `bytes` on a fresh TCP connection (half-closing when `end`), and waits for the node to close it. */
 async function rawTcp (ctx: Context, bytes: Buffer, end: boolean): Promise<void> {
   await new Promise<void>(resolve => {
-    const socket = net.connect(ctx.opts.clusterPort, '127.0.0.1')
+    const socket = net.connect({ port: ctx.opts.clusterPort, host: '127.0.0.1', localAddress: ctx.source() })
     socket.on('error', () => {})
     let byNode = false
     socket.on('data', () => {})
     socket.once('end', () => { byNode = true })
     socket.once('connect', () => { if (end) socket.end(bytes); else socket.write(bytes) })
     // the node closes a connection whose handshake stalls after 10 s (libp2p's upgrade
-    // timeout), at once when it is half-closed or its bytes cannot be a handshake
-    const timer = setTimeout(() => { socket.destroy() }, 300)
+    // timeout), at once when it is half-closed or its bytes cannot be a handshake: waited
+    // for 1.5 s, every close of 390 came within 150 ms (388 within 50 ms)
+    const timer = setTimeout(() => { socket.destroy() }, RAW_WAIT_MS)
     socket.once('close', () => {
       clearTimeout(timer)
-      count(ctx.stats.answers, byNode ? 'raw tcp: closed by the node' : 'raw tcp: still open after 0.3 s (closed by the fuzzer)')
+      count(ctx.stats.answers, byNode ? 'raw tcp: closed by the node' : `raw tcp: still open after ${RAW_WAIT_MS} ms (closed by the fuzzer)`)
       resolve()
     })
   })

@@ -49,6 +49,7 @@ export const CONFIG_SCHEMA = {
   'listener.ssl.external.fail_if_no_peer_cert': { type: 'bool', default: 'false', live: false, doc: 'With verify_peer: refuse clients that send no certificate.' },
   'listener.ssl.external.psk_ciphers': { type: 'string', default: 'PSK-AES128-CBC-SHA,PSK-AES256-CBC-SHA,PSK-3DES-EDE-CBC-SHA,PSK-RC4-SHA', live: false, doc: 'TLS 1.2 PSK cipher suites offered while svc_psk_file is loaded (EMQ X\'s list; suites this OpenSSL lacks, 3DES and RC4 in OpenSSL 3, are left out). TLS 1.3 PSK uses its own suites.' },
   'listener.ssl.external.peer_cert_as_username': { type: 'enum', values: ['off', 'cn', 'dn', 'crt', 'pem', 'md5'], default: 'off', live: false, doc: 'Take the MQTT username from the client certificate: cn its CN, dn its subject DN, crt the DER bytes, pem the DER in base64, md5 the DER\'s MD5 (hex); off: the CONNECT\'s. A client without a certificate keeps its own.' },
+  'listener.ssl.external.handshake_timeout': { type: 'duration', default: '15s', min: 1, live: false, doc: 'Longest a TLS handshake may take before the connection is closed (EMQ X\'s default; Node\'s own is 120s). Bytes that only look like the start of a TLS record are waited for until then.' },
 
   // ---- listener.ws
   'listener.ws.external': { type: 'address', default: '0.0.0.0:8083', live: false, doc: 'Address of the MQTT over WebSocket listener.' },

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream'
 import type { TLSSocket } from 'node:tls'
 import type { Logger } from '../logger.js'
 import type { Metrics } from '../metrics.js'
@@ -13,6 +14,11 @@ export interface ConnectionOrigin {
   port: number
   /** The TLS socket under the connection (TLS and WSS listeners), for the peer certificate. */
   tlsSocket?: TLSSocket
+  /**
+   * The TCP or TLS socket the connection's bytes leave through: the one under a WebSocket
+   * stream, the connection's own otherwise (a closing connection lingers while it sends).
+   */
+  transport?: Duplex
   /** The listener's `peer_cert_as_username`: where the MQTT username comes from. */
   peerCertAsUsername?: PeerCertAsUsername
   /** Local address and port the client connected to. */

@@ -21,6 +21,8 @@ export interface ListenerTls {
   verify: 'verify_none' | 'verify_peer'
   /** With `verify_peer`: refuse clients that send none. */
   failIfNoPeerCert: boolean
+  /** `handshake_timeout` in ms (`mqtt:ssl` only): a handshake not done by then is abandoned; absent: Node's 120 s. */
+  handshakeTimeoutMs?: number
   /**
    * `peer_cert_as_username`: the MQTT username becomes the client certificate's CN, DN,
    * DER bytes (`crt`), PEM text (`pem`) or DER MD5 (`md5`); absent or `off`: the CONNECT's.
@@ -110,7 +112,14 @@ export class MqttListener {
         }
       })
       server.on('secureConnection', socket => { if (this.checkPeer(socket)) this.accept(socket, socket) })
-      server.on('tlsClientError', err => this.logger.debug({ err: err.message }, 'TLS handshake failed'))
+      // a tls.Server only reports a handshake that timed out (ERR_TLS_HANDSHAKE_TIMEOUT) and
+      // keeps its socket: closed here, or bytes that look like the start of a record (OpenSSL
+      // waits for the rest) hold a connection for as long as the peer likes. The other
+      // handshake errors have closed it already.
+      server.on('tlsClientError', (err, socket) => {
+        this.logger.debug({ err: err.message }, 'TLS handshake failed')
+        socket.destroy()
+      })
       this.server = server
     } else {
       const web = spec.protocol === 'mqtt:wss' ? https.createServer(tlsOptions(spec.tls!)) : http.createServer()
@@ -235,6 +244,7 @@ export class MqttListener {
       localAddress: socket.localAddress ?? '',
       localPort: socket.localPort ?? 0,
       tlsSocket: socket instanceof tls.TLSSocket ? socket : undefined,
+      transport: socket,
       peerCertAsUsername: this.spec.tls?.peerCertAsUsername,
       onClose: (reason) => {
         this.current--
@@ -286,6 +296,7 @@ function tlsOptions (t: ListenerTls): tls.TlsOptions {
     cert: readFileSync(t.certfile),
     ca: t.verify === 'verify_peer' ? readFileSync(t.cacertfile) : undefined,
     requestCert: t.verify === 'verify_peer',
-    rejectUnauthorized: false
+    rejectUnauthorized: false,
+    handshakeTimeout: t.handshakeTimeoutMs
   }
 }

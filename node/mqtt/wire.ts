@@ -7,6 +7,7 @@ import type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch 
 import { checkPacket, checkHeader, publishPrefix, sessionExpiryOf, MALFORMED, PROTOCOL_ERROR } from './packet-check.js'
 import { seen } from './packet-properties.js'
 import { readVarint, varintFault, varintSize, withoutPublishes } from './wire-bytes.js'
+import { LINGER_STEP_MS, lingerWhileSending } from './linger.js'
 import type { OutboundWindow } from './outbound-window.js'
 export type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 
@@ -25,16 +26,6 @@ const PINGREQ = 12
 const PINGRESP = 13
 const DISCONNECT = 14
 const AUTH = 15
-
-/** How long a closing connection may go without its unsent bytes shrinking before it is cut off. */
-const LINGER_STEP_MS = 2000
-/**
- * Longest a closing connection that keeps reading is kept to deliver its last frames. What
- * it may still have to take is bounded (the socket's buffer stays below
- * `mqtt`'s drop threshold, 8 MiB by default, plus one high-water mark): 30 s is enough for a
- * reader of about 300 KB/s, and a peer that stops reading is cut off one step after it stopped.
- */
-const LINGER_MAX_MS = 30_000
 
 /**
  * 1 for a frame from the client (by its first byte) that the server answers with exactly one
@@ -583,9 +574,10 @@ export class Wire {
    * socket is ended. The peer closes on the FIN. Ending rather than destroying at once keeps
    * the last frames from being lost to a reset, or to the destroy of a TLS or WebSocket
    * stream whose backlog is still going out: the connection lingers while its unsent bytes
-   * shrink, and is cut off `lingerMs` after they stopped shrinking (a peer that does not
-   * read), or after {@link LINGER_MAX_MS} at most. A connection that was never sent anything
-   * and gets no frame is destroyed at once. Only the first call counts.
+   * shrink (linger.ts says how that is measured), and is cut off `lingerMs` after they
+   * stopped shrinking (a peer that does not read), or after `LINGER_MAX_MS` at most. A
+   * connection that was never sent anything and gets no frame is destroyed at once. Only
+   * the first call counts.
    */
   closeWith (frame: Buffer | null, lingerMs = LINGER_STEP_MS): void {
     this.dead = true
@@ -618,24 +610,10 @@ export class Wire {
     this.closeWith(this.accepted ? frame : null)
   }
 
-  /** While lingering: cut off once the unsent bytes stop shrinking (see {@link closeWith}). */
+  /** While lingering: cut off once the unsent bytes stop shrinking (see {@link closeWith}, linger.ts). */
   private linger (stepMs: number): void {
     const socket = this.socket
-    const started = Date.now()
-    let last = socket.writableLength
-    const check = (): void => {
-      if (socket.destroyed) return
-      const left = socket.writableLength
-      // shrinking, or just emptied (the peer gets one more step to read the rest and close)
-      const progress = left > 0 ? left < last : last > 0
-      if (progress && Date.now() - started < LINGER_MAX_MS) {
-        last = left
-        setTimeout(check, stepMs).unref()
-        return
-      }
-      this.origDestroy.call(socket)
-    }
-    setTimeout(check, stepMs).unref()
+    lingerWhileSending(socket, this.origin?.transport ?? socket, stepMs, () => { this.origDestroy.call(socket) })
   }
 
   /**

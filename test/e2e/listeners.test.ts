@@ -191,6 +191,24 @@ describe('TLS listeners (server certificate only)', () => {
   })
 })
 
+describe('TLS handshake_timeout', () => {
+  it('closes a connection whose bytes start a TLS record that never completes, once the handshake timeout is up', async () => {
+    const node = await startNode({ 'listener.ssl.external.handshake_timeout': '300ms' })
+    // content type 0x13 (none), version 3.1, length 32, then 20 bytes: OpenSSL reads the header
+    // and waits for the 12 bytes still to come (Node's own timeout would wait 120 s)
+    const socket = net.connect(node.port('mqtt:ssl'), '127.0.0.1')
+    sockets.add(socket)
+    socket.on('error', () => {})
+    let closed = false
+    socket.on('close', () => { closed = true })
+    await new Promise<void>(resolve => socket.once('connect', () => resolve()))
+    const started = Date.now()
+    socket.write(Buffer.concat([Buffer.from('1303010020', 'hex'), Buffer.alloc(20, 7)]))
+    await waitFor(() => closed, 'the listener closing the connection', 10_000)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250)
+  })
+})
+
 describe('mutual TLS: verify_peer with fail_if_no_peer_cert = true', () => {
   let node: TestNode
   beforeAll(async () => {

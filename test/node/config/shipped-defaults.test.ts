@@ -28,6 +28,7 @@ const EXPECTED: Record<keyof StarlingConfig, unknown> = {
   'listener.ssl.external.fail_if_no_peer_cert': false,
   'listener.ssl.external.psk_ciphers': 'PSK-AES128-CBC-SHA,PSK-AES256-CBC-SHA,PSK-3DES-EDE-CBC-SHA,PSK-RC4-SHA',
   'listener.ssl.external.peer_cert_as_username': 'off',
+  'listener.ssl.external.handshake_timeout': 15_000,
   'listener.ws.external': addr('0.0.0.0', 8083),
   'listener.ws.external.mqtt_path': '/mqtt',
   'listener.ws.external.acceptors': 4,
