@@ -26,6 +26,7 @@ import { startSessionLimits, type SessionLimits } from './session-limits.js'
 import { AedesCore, type ClientView, type MqttCore } from './core.js'
 import { peerCertUsername } from './listeners.js'
 import { SessionExpiry } from './session-expiry.js'
+import { slimNewClient, slimConnectingClient, closeOnSocketClose } from './client-slim.js'
 import type { Logger } from '../logger.js'
 
 export type { BrokerSettings }
@@ -259,18 +260,23 @@ export class Broker {
    * what a client sends: protocol errors close that connection only.
    */
   handle (socket: Duplex, origin: ConnectionOrigin): Wire {
-    const wire = new Wire(socket, this.limits, this.c.metrics, (w, code, message) => this.disconnectForViolation(w, code, message))
+    const wire = new Wire(socket, this.limits, this.c.metrics, this.onViolation)
     wire.peer = { address: origin.address, port: origin.port }
     wire.origin = origin
     wire.acks = this.ackWatch
     wire.tap = this.wireTap
     ;(socket as any)[WIRE] = wire
     this.wires.add(wire)
+    // a TCP or TLS socket always emits 'close' once destroyed: this listener also closes the
+    // aedes client, in place of aedes' stream.finished (client-slim.ts); a WebSocket stream
+    // (no 'close' of its own) keeps aedes' way
+    const ownClose = origin.protocol === 'mqtt:tcp' || origin.protocol === 'mqtt:ssl'
     socket.once('close', () => {
       this.wires.delete(wire)
       origin.onClose(wire.closeReason)
+      if (ownClose) closeOnSocketClose((socket as any).client)
     })
-    this.aedes.handle(socket)
+    slimNewClient(this.aedes.handle(socket), ownClose)
     return wire
   }
 
@@ -280,6 +286,12 @@ export class Broker {
     this.sessionLimits.stop()
     await new Promise<void>(resolve => this.aedes.close(() => resolve()))
   }
+
+  /** What fast-deliver.ts reports a dropped delivery to: one function for every client. */
+  private readonly droppedQos0 = (packet: any, reason: string): void => { this.dropped(packet, reason) }
+
+  /** Every wire's violation handler: one function, not a closure per connection. */
+  private readonly onViolation = (wire: Wire, reasonCode: number, message: string): void => { this.disconnectForViolation(wire, reasonCode, message) }
 
   private disconnectForViolation (wire: Wire, reasonCode: number, message: string): void {
     wire.closeReason = 'protocol_error'
@@ -326,8 +338,9 @@ export class Broker {
     const certUsername = peerCertUsername(origin?.peerCertAsUsername, origin?.tlsSocket, state.access)
     if (certUsername !== undefined) packet.username = state.username = state.access.username = certUsername
     client[clientState] = state
+    slimConnectingClient(client, packet)
     if (wire) {
-      installFastDeliver(client, wire, (p, reason) => this.dropped(p, reason))
+      installFastDeliver(client, wire, this.droppedQos0)
       installServerDisconnect(client)
     }
     // the client's Receive Maximum on what we send it [MQTT-3.3.4-9]; 65535 (the default) needs no window
