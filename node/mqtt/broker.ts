@@ -27,6 +27,7 @@ import { AedesCore, type ClientView, type MqttCore } from './core.js'
 import { peerCertUsername } from './listeners.js'
 import { SessionExpiry } from './session-expiry.js'
 import { slimNewClient, slimConnectingClient, closeOnSocketClose } from './client-slim.js'
+import { releaseKeepalive } from './keepalive-wheel.js'
 import type { Logger } from '../logger.js'
 
 export type { BrokerSettings }
@@ -275,6 +276,7 @@ export class Broker {
       this.wires.delete(wire)
       origin.onClose(wire.closeReason)
       if (ownClose) closeOnSocketClose((socket as any).client)
+      releaseKeepalive((socket as any).client)
     })
     slimNewClient(this.aedes.handle(socket), ownClose)
     return wire

@@ -18,6 +18,7 @@ import type { MessageRouter } from './router.js'
 import type { Wire } from './wire.js'
 import { combineTaps, type PacketTap } from '../sys/packet-tap.js'
 import { DeliveryRetry } from './retry.js'
+import { useKeepaliveWheel } from './keepalive-wheel.js'
 
 /** Reports a message the broker gives up on (the broker's `dropped`). */
 export type DropReporter = (packet: any, reason: string) => void
@@ -223,22 +224,13 @@ export class AwaitRelSweeper {
 /**
  * `mqtt.keepalive_backoff`: a client is disconnected after keepalive x backoff x 2 without a
  * packet (EMQ X's rule; 0.75 gives aedes' own 1.5 x keepalive). aedes arms its timer at
- * CONNECT with a fixed 1.5 factor and refreshes it on every packet; this re-arms it, before
- * CONNACK, with the configured factor, keeping the keep alive aedes chose (the client's, or
- * the MQTT 5 Server Keep Alive). The only place that touches aedes' keep alive fields.
+ * CONNECT with a fixed 1.5 factor and refreshes it on every packet; this replaces it, before
+ * CONNACK, by an entry of the shared keep alive wheel (keepalive-wheel.ts) with the
+ * configured factor, keeping the keep alive aedes chose (the client's, or the MQTT 5 Server
+ * Keep Alive). The only place that touches aedes' keep alive fields.
  */
 export function applyKeepaliveBackoff (client: any, backoff: number): void {
   if (!(client._keepaliveInterval > 0) || client._keepaliveTimer === null) return
   const keepaliveMs = (client._keepaliveInterval - 1) / 1.5 // aedes sets keepalive x 1500 + 1
-  const interval = Math.max(1, Math.round(keepaliveMs * backoff * 2))
-  if (interval === client._keepaliveInterval) return
-  clearTimeout(client._keepaliveTimer)
-  client._keepaliveInterval = interval
-  client._keepaliveTimer = setTimeout(keepaliveTimeout, interval, client)
-}
-
-/** What aedes' own keep alive timeout does. */
-function keepaliveTimeout (client: any): void {
-  client.broker.emit('keepaliveTimeout', client)
-  client.emit('error', new Error('keep alive timeout'))
+  useKeepaliveWheel(client, Math.max(1, Math.round(keepaliveMs * backoff * 2)))
 }
