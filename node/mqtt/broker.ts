@@ -268,17 +268,9 @@ export class Broker {
     wire.tap = this.wireTap
     ;(socket as any)[WIRE] = wire
     this.wires.add(wire)
-    // a TCP or TLS socket always emits 'close' once destroyed: this listener also closes the
-    // aedes client, in place of aedes' stream.finished (client-slim.ts); a WebSocket stream
-    // (no 'close' of its own) keeps aedes' way
-    const ownClose = origin.protocol === 'mqtt:tcp' || origin.protocol === 'mqtt:ssl'
-    socket.once('close', () => {
-      this.wires.delete(wire)
-      origin.onClose(wire.closeReason)
-      if (ownClose) closeOnSocketClose((socket as any).client)
-      releaseKeepalive((socket as any).client)
-    })
-    slimNewClient(this.aedes.handle(socket), ownClose)
+    // one listener function for every socket (`on`: 'close' comes once; `once` would wrap it)
+    socket.on('close', this.onSocketClose)
+    slimNewClient(this.aedes.handle(socket), ownsClose(origin))
     return wire
   }
 
@@ -288,6 +280,24 @@ export class Broker {
     this.sessionLimits.stop()
     await new Promise<void>(resolve => this.aedes.close(() => resolve()))
   }
+
+  /**
+   * Every socket's 'close' listener (`this` is the socket): forgets its wire, tells the
+   * listener, and, for TCP and TLS, closes the aedes client in place of aedes'
+   * stream.finished (client-slim.ts). One function, not a closure per connection.
+   */
+  private readonly onSocketClose = ((broker: Broker) => function (this: Duplex): void {
+    const wire: Wire | undefined = (this as any)[WIRE]
+    const client = (this as any).client
+    if (wire !== undefined) {
+      broker.wires.delete(wire)
+      if (wire.origin !== null) {
+        wire.origin.onClose(wire.closeReason)
+        if (ownsClose(wire.origin)) closeOnSocketClose(client)
+      }
+    }
+    releaseKeepalive(client)
+  })(this)
 
   /** What fast-deliver.ts reports a dropped delivery to: one function for every client. */
   private readonly droppedQos0 = (packet: any, reason: string): void => { this.dropped(packet, reason) }
@@ -640,4 +650,12 @@ function certificateNames (socket: TLSSocket | undefined): { certCn?: string, ce
   }
   const cn = subject.CN
   return { certCn: Array.isArray(cn) ? cn[0] : cn, certDn: parts.join(', ') }
+}
+
+/**
+ * A TCP or TLS socket always emits 'close' once destroyed, so the broker's listener closes
+ * the aedes client; a WebSocket stream keeps aedes' own stream.finished.
+ */
+function ownsClose (origin: ConnectionOrigin): boolean {
+  return origin.protocol === 'mqtt:tcp' || origin.protocol === 'mqtt:ssl'
 }

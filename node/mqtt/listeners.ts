@@ -246,11 +246,14 @@ export class MqttListener {
       tlsSocket: socket instanceof tls.TLSSocket ? socket : undefined,
       transport: socket,
       peerCertAsUsername: this.spec.tls?.peerCertAsUsername,
-      onClose: (reason) => {
-        this.current--
-        this.shutdowns.set(reason, (this.shutdowns.get(reason) ?? 0) + 1)
-      }
+      onClose: this.connectionClosed
     })
+  }
+
+  /** Every connection's `onClose`: one function, not a closure per connection. */
+  private readonly connectionClosed = (reason: string): void => {
+    this.current--
+    this.shutdowns.set(reason, (this.shutdowns.get(reason) ?? 0) + 1)
   }
 
   /**
