@@ -99,6 +99,7 @@ export function limitsFrom (settings: BrokerSettings): WireLimits {
     strictMode: settings.strictMode,
     highWaterMark: 64 * 1024, // bytes buffered per socket before writers wait for 'drain'
     dropThreshold: 8 * 1024 * 1024, // unsent bytes per socket above which QoS 0 is dropped
+    rateLimits: null,
     sharedSubscription: settings.sharedSubscription,
     wildcardSubscription: settings.wildcardSubscription,
     maxTopicLevels: settings.maxTopicLevels

@@ -1,5 +1,6 @@
 import type { SubscribePolicy } from './wire-subscribe.js'
 import type { Wire } from './wire.js'
+import type { RateLimits } from './read-gate.js'
 
 /** Limits and policies the wire layer enforces before aedes sees a packet. */
 export interface WireLimits extends SubscribePolicy {
@@ -17,6 +18,8 @@ export interface WireLimits extends SubscribePolicy {
   highWaterMark: number
   /** Unsent bytes for one socket above which QoS 0 deliveries to it are dropped. */
   dropThreshold: number
+  /** `zone.external.rate_limit.*`: reading pauses while a connection is above them (read-gate.ts); null when both are off. */
+  rateLimits: RateLimits | null
 }
 
 /** Per-connection traffic counters (the Connection fields `recv_*` / `send_*`). */

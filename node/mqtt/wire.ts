@@ -9,6 +9,7 @@ import { seen } from './packet-properties.js'
 import { readVarint, varintFault, varintSize, withoutPublishes } from './wire-bytes.js'
 import { LINGER_STEP_MS, lingerWhileSending } from './linger.js'
 import type { OutboundWindow } from './outbound-window.js'
+import { ReadGate, READ_SLICE } from './read-gate.js'
 export type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 
 const PUBLISH = 3
@@ -95,6 +96,11 @@ export class Wire {
   sessionPresent = false
   /** QoS 1/2 messages sent and not yet acknowledged, by packet id (only while acks are watched). */
   private sent: Map<number, SentMessage> | null = null
+  /**
+   * @internal The read side (read-gate.ts): created with the wire when rate limits are set,
+   * else on the first read of more than a slice.
+   */
+  gate: ReadGate | null = null
 
   private chunks: Buffer[] = []
   private pendingBytes = 0
@@ -143,6 +149,7 @@ export class Wire {
     socket.write = bufferedWrite as any
     socket.read = scannedRead as any
     socket.destroy = lingeringDestroy as any
+    if (limits.rateLimits !== null) this.gate = new ReadGate(socket, limits.rateLimits)
   }
 
   /** The client id: aedes sets `socket.client` once it has taken the CONNECT. */
@@ -381,6 +388,9 @@ export class Wire {
     this.onAnswered = null
     if (cb !== null) queueMicrotask(cb)
   }
+
+  /** @internal An incomplete frame is kept for the next read: that read takes everything buffered (no slice, no quadratic re-copy). */
+  get carrying (): boolean { return this.carry !== null }
 
   /** @internal Scans inbound bytes; returns what aedes may parse now (incomplete control frames wait). */
   scanInbound (chunk: Buffer): Buffer | null {
@@ -660,7 +670,9 @@ function bufferedWrite (this: any, chunk: any, encoding?: any, cb?: any): boolea
 /** The socket's `destroy` while a wire interposes: not while its last frames are going out (see {@link Wire.closeWith}). */
 function lingeringDestroy (this: any, err?: Error): any {
   const wire: Wire = this[WIRE_OF_SOCKET]
-  return wire.destroyRequested(err) ? wire.origDestroy.call(this, err) : this
+  if (!wire.destroyRequested(err)) return this
+  wire.gate?.close()
+  return wire.origDestroy.call(this, err)
 }
 
 /** The wire interposed on `socket`, if any. */
@@ -671,10 +683,19 @@ export function wireOfSocket (socket: unknown): Wire | undefined {
 /** The socket's `read` while a wire interposes: scan what the socket returns. */
 function scannedRead (this: any, n?: number): any {
   const wire: Wire = this[WIRE_OF_SOCKET]
-  const buf = wire.origRead.call(this, n)
-  if (n === 0 || buf === null || buf === undefined || !Buffer.isBuffer(buf)) return buf
+  if (n === 0) return wire.origRead.call(this, n)
+  // aedes reads with read(null): at most a slice at a time, never from inside its own parse
+  let gate = wire.gate
+  if (gate === null && this.readableLength > READ_SLICE) gate = wire.gate = new ReadGate(this, null)
+  if (gate !== null && !gate.admit()) return null
+  const buf = wire.origRead.call(this, gate === null || (n !== null && n !== undefined) || wire.carrying ? n : gate.size())
+  if (buf === null || buf === undefined || !Buffer.isBuffer(buf)) return buf
   try {
-    return wire.scanInbound(buf)
+    if (gate === null) return wire.scanInbound(buf)
+    const messages = wire.counters.recvMsg
+    const out = wire.scanInbound(buf)
+    gate.read(buf.length, wire.counters.recvMsg - messages)
+    return out
   } catch (err: any) {
     // a frame the scan could not read: that connection is closed, the node keeps serving
     wire.malformed(err)
