@@ -98,9 +98,13 @@ export class ReadGate {
     return true
   }
 
-  /** The size to ask the socket for: a slice when more than one is buffered, else everything (`undefined`). */
-  size (): number | undefined {
-    return this.socket.readableLength > READ_SLICE && !this.socket.readableObjectMode ? READ_SLICE : undefined
+  /**
+   * The size to ask the socket for: a slice (or `carried`, the bytes of an incomplete frame
+   * the wire keeps, when larger) when more is buffered, else everything (`undefined`).
+   */
+  size (carried: number): number | undefined {
+    const slice = carried > READ_SLICE ? carried : READ_SLICE
+    return this.socket.readableLength > slice && !this.socket.readableObjectMode ? slice : undefined
   }
 
   /** After a read that handed aedes `bytes` bytes holding `messages` PUBLISHes. */

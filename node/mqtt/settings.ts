@@ -1,5 +1,7 @@
 import type { SharedStrategy } from './router.js'
 import type { WireLimits } from './wire.js'
+import type { RateLimits } from './read-gate.js'
+import { parseRate } from '../config/value-types.js'
 
 /**
  * The MQTT core's settings, taken from the node configuration (keys in comments).
@@ -56,6 +58,8 @@ export interface BrokerSettings {
   retryIntervalMs: number
   /** `mqtt.keepalive_backoff`: a client is dropped after keepalive x backoff x 2 of silence. */
   keepaliveBackoff: number
+  /** `zone.external.rate_limit.*`: a connection above them is not read until its rate allows; null when both are off. */
+  rateLimits: RateLimits | null
 }
 
 /** Reads the broker settings from a loaded node configuration. */
@@ -85,8 +89,16 @@ export function brokerSettingsFrom (cfg: Record<string, any>): BrokerSettings {
     maxAwaitingRel: cfg['mqtt.max_awaiting_rel'],
     awaitRelTimeoutMs: cfg['mqtt.await_rel_timeout'],
     retryIntervalMs: cfg['mqtt.retry_interval'],
-    keepaliveBackoff: cfg['mqtt.keepalive_backoff']
+    keepaliveBackoff: cfg['mqtt.keepalive_backoff'],
+    rateLimits: rateLimitsFrom(cfg)
   }
+}
+
+/** The connection rate limits (the schema's pattern has checked the text; empty is off). */
+function rateLimitsFrom (cfg: Record<string, any>): RateLimits | null {
+  const messagesIn = parseRate(cfg['zone.external.rate_limit.conn_messages_in'] ?? '', false) ?? null
+  const bytesIn = parseRate(cfg['zone.external.rate_limit.conn_bytes_in'] ?? '', true) ?? null
+  return messagesIn === null && bytesIn === null ? null : { messagesIn, bytesIn }
 }
 
 /** What the wires enforce, from the broker settings. */
@@ -99,7 +111,7 @@ export function limitsFrom (settings: BrokerSettings): WireLimits {
     strictMode: settings.strictMode,
     highWaterMark: 64 * 1024, // bytes buffered per socket before writers wait for 'drain'
     dropThreshold: 8 * 1024 * 1024, // unsent bytes per socket above which QoS 0 is dropped
-    rateLimits: null,
+    rateLimits: settings.rateLimits,
     sharedSubscription: settings.sharedSubscription,
     wildcardSubscription: settings.wildcardSubscription,
     maxTopicLevels: settings.maxTopicLevels

@@ -389,8 +389,11 @@ export class Wire {
     if (cb !== null) queueMicrotask(cb)
   }
 
-  /** @internal An incomplete frame is kept for the next read: that read takes everything buffered (no slice, no quadratic re-copy). */
-  get carrying (): boolean { return this.carry !== null }
+  /**
+   * @internal Bytes of an incomplete frame kept for the next read. That read is at least as
+   * large: a large frame's carry at least doubles per read, never re-copied a slice at a time.
+   */
+  get carried (): number { return this.carry === null ? 0 : this.carry.length }
 
   /** @internal Scans inbound bytes; returns what aedes may parse now (incomplete control frames wait). */
   scanInbound (chunk: Buffer): Buffer | null {
@@ -688,7 +691,7 @@ function scannedRead (this: any, n?: number): any {
   let gate = wire.gate
   if (gate === null && this.readableLength > READ_SLICE) gate = wire.gate = new ReadGate(this, null)
   if (gate !== null && !gate.admit()) return null
-  const buf = wire.origRead.call(this, gate === null || (n !== null && n !== undefined) || wire.carrying ? n : gate.size())
+  const buf = wire.origRead.call(this, gate === null || (n !== null && n !== undefined) ? n : gate.size(wire.carried))
   if (buf === null || buf === undefined || !Buffer.isBuffer(buf)) return buf
   try {
     if (gate === null) return wire.scanInbound(buf)

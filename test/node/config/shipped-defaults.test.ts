@@ -92,6 +92,8 @@ const EXPECTED: Record<keyof StarlingConfig, unknown> = {
   'mqtt.strict_mode': false,
   flapping_detect_policy: '30, 1m, 5m',
   'zone.external.enable_flapping_detect': false,
+  'zone.external.rate_limit.conn_messages_in': '',
+  'zone.external.rate_limit.conn_bytes_in': '',
   'log.level': 'warning',
   'log.to': 'console',
   'log.dir': 'log',
