@@ -64,7 +64,7 @@ interface AedesReader { _parsingBatch: number, _nextBatch: () => void }
 export class ReadGate {
   /** A read handed aedes bytes and the microtask that ends its parse has not run yet. */
   private inRead = false
-  /** A read was refused while {@link inRead}: make it again once the parse has returned. */
+  /** A read was refused while {@link inRead}, or left bytes behind: make it again once the parse has returned. */
   private refused = false
   /** Set while the connection is paused by its rate limits. */
   private timer: NodeJS.Timeout | null = null
@@ -113,6 +113,10 @@ export class ReadGate {
       this.inRead = true
       queueMicrotask(this.settle)
     }
+    // bytes left behind get no new 'readable' (the stream waits for reads until it is empty):
+    // read again once this parse is over, unless aedes is still handling a packet of it (its
+    // completion reads), e.g. when this slice ended inside a frame and gave aedes no packet
+    if (this.socket.readableLength > 0) this.refused = true
     if (this.messages === null && this.bytes === null) return
     const now = Date.now()
     const wait = Math.max(this.messages === null ? 0 : this.messages.take(messages, now), this.bytes === null ? 0 : this.bytes.take(bytes, now))
