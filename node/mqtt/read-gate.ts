@@ -60,9 +60,27 @@ class TokenBucket {
 /** What a gate needs of aedes' client: its batch count and its next read. */
 interface AedesReader { _parsingBatch: number, _nextBatch: () => void }
 
-/** The read side of one connection (see the file's doc). Created by the wire on the first read that needs it. */
+/**
+ * The bytes to ask the socket for on aedes' `read(null)`: a slice (or `carried`, the bytes of
+ * an incomplete frame the wire keeps, when larger) when more is buffered, else `undefined`
+ * (everything, as aedes would read). The common case, a connection the node keeps up with,
+ * costs one comparison: its socket holds less than a slice.
+ */
+export function sliceSize (socket: Duplex, carried: number): number | undefined {
+  if (socket.readableLength <= READ_SLICE) return undefined
+  const slice = carried > READ_SLICE ? carried : READ_SLICE
+  return socket.readableLength > slice && !socket.readableObjectMode ? slice : undefined
+}
+
+/**
+ * The read side of one connection (see the file's doc). Created by the wire on the first
+ * sliced read, or with the wire when rate limits are set. A read that takes everything the
+ * socket holds (the node is keeping up) goes through it untouched: no microtask, no clock;
+ * only a sliced read is guarded against the parse re-entering, and only a rate-limited
+ * connection counts its reads.
+ */
 export class ReadGate {
-  /** A read handed aedes bytes and the microtask that ends its parse has not run yet. */
+  /** A sliced read handed aedes bytes and the microtask that ends its parse has not run yet. */
   private inRead = false
   /** A read was refused while {@link inRead}, or left bytes behind: make it again once the parse has returned. */
   private refused = false
@@ -70,6 +88,8 @@ export class ReadGate {
   private timer: NodeJS.Timeout | null = null
   private readonly messages: TokenBucket | null
   private readonly bytes: TokenBucket | null
+  /** Whether reads are counted against rate limits. */
+  readonly limited: boolean
   /** Times this connection was paused by its rate limits (for tests and the connection's stats). */
   pauses = 0
   private readonly settle = (): void => {
@@ -89,6 +109,7 @@ export class ReadGate {
     const now = Date.now()
     this.messages = limits?.messagesIn != null ? new TokenBucket(limits.messagesIn, now) : null
     this.bytes = limits?.bytesIn != null ? new TokenBucket(limits.bytesIn, now) : null
+    this.limited = this.messages !== null || this.bytes !== null
   }
 
   /** Whether aedes may read now; when it may not, the read is made again later by the gate. */
@@ -99,25 +120,22 @@ export class ReadGate {
   }
 
   /**
-   * The size to ask the socket for: a slice (or `carried`, the bytes of an incomplete frame
-   * the wire keeps, when larger) when more is buffered, else everything (`undefined`).
+   * After a read of a slice: no read until its parse has returned (a microtask), and the
+   * bytes left behind are read then. They get no new 'readable' (the stream waits for reads
+   * until it is empty), so they are read again once this parse is over, unless aedes is still
+   * handling a packet of it (its completion reads), e.g. when this slice ended inside a frame
+   * and gave aedes no packet.
    */
-  size (carried: number): number | undefined {
-    const slice = carried > READ_SLICE ? carried : READ_SLICE
-    return this.socket.readableLength > slice && !this.socket.readableObjectMode ? slice : undefined
-  }
-
-  /** After a read that handed aedes `bytes` bytes holding `messages` PUBLISHes. */
-  read (bytes: number, messages: number): void {
+  sliced (): void {
     if (!this.inRead) {
       this.inRead = true
       queueMicrotask(this.settle)
     }
-    // bytes left behind get no new 'readable' (the stream waits for reads until it is empty):
-    // read again once this parse is over, unless aedes is still handling a packet of it (its
-    // completion reads), e.g. when this slice ended inside a frame and gave aedes no packet
     if (this.socket.readableLength > 0) this.refused = true
-    if (this.messages === null && this.bytes === null) return
+  }
+
+  /** After a read that handed aedes `bytes` bytes holding `messages` PUBLISHes (only when {@link limited}). */
+  count (bytes: number, messages: number): void {
     const now = Date.now()
     const wait = Math.max(this.messages === null ? 0 : this.messages.take(messages, now), this.bytes === null ? 0 : this.bytes.take(bytes, now))
     if (wait > 0 && this.timer === null) {

@@ -9,7 +9,7 @@ import { seen } from './packet-properties.js'
 import { readVarint, varintFault, varintSize, withoutPublishes } from './wire-bytes.js'
 import { LINGER_STEP_MS, lingerWhileSending } from './linger.js'
 import type { OutboundWindow } from './outbound-window.js'
-import { ReadGate, READ_SLICE } from './read-gate.js'
+import { ReadGate, sliceSize } from './read-gate.js'
 export type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 
 const PUBLISH = 3
@@ -683,21 +683,27 @@ export function wireOfSocket (socket: unknown): Wire | undefined {
   return (socket as any)?.[WIRE_OF_SOCKET]
 }
 
-/** The socket's `read` while a wire interposes: scan what the socket returns. */
+/**
+ * The socket's `read` while a wire interposes: scan what the socket returns. aedes reads with
+ * `read(null)`; when more than a slice is waiting (the node is behind this connection) it is
+ * handed a slice, never from inside its own parse (read-gate.ts); otherwise everything, as
+ * without the gate.
+ */
 function scannedRead (this: any, n?: number): any {
   const wire: Wire = this[WIRE_OF_SOCKET]
   if (n === 0) return wire.origRead.call(this, n)
-  // aedes reads with read(null): at most a slice at a time, never from inside its own parse
   let gate = wire.gate
-  if (gate === null && this.readableLength > READ_SLICE) gate = wire.gate = new ReadGate(this, null)
   if (gate !== null && !gate.admit()) return null
-  const buf = wire.origRead.call(this, gate === null || (n !== null && n !== undefined) ? n : gate.size(wire.carried))
+  const slice = n === null || n === undefined ? sliceSize(this, wire.carried) : undefined
+  if (slice !== undefined && gate === null) gate = wire.gate = new ReadGate(this, null)
+  const buf = wire.origRead.call(this, slice ?? n)
   if (buf === null || buf === undefined || !Buffer.isBuffer(buf)) return buf
   try {
-    if (gate === null) return wire.scanInbound(buf)
+    if (gate === null || (slice === undefined && !gate.limited)) return wire.scanInbound(buf)
     const messages = wire.counters.recvMsg
     const out = wire.scanInbound(buf)
-    gate.read(buf.length, wire.counters.recvMsg - messages)
+    if (slice !== undefined) gate.sliced()
+    if (gate.limited) gate.count(buf.length, wire.counters.recvMsg - messages)
     return out
   } catch (err: any) {
     // a frame the scan could not read: that connection is closed, the node keeps serving
