@@ -47,6 +47,20 @@ export function parseRate (text: string, sized: boolean): { count: number, perio
   return { count, periodMs }
 }
 
+/** `zone.external.force_shutdown_policy`: `<max queue length>|<max size>` such as `10000|64MB`; empty is off (node/mqtt/wire.ts). */
+export const FORCE_SHUTDOWN_PATTERN = /^\s*\d+\s*\|\s*\d+(?:\.\d+)?(?:KB|MB|GB)?\s*$/i
+
+/** Parses `zone.external.force_shutdown_policy`; null for empty (off), `undefined` for other text. */
+export function parseForceShutdown (text: string): { maxQueue: number, maxBytes: number } | null | undefined {
+  if (text.trim() === '') return null
+  const bar = text.indexOf('|')
+  if (bar < 0) return undefined
+  const maxQueue = parseInteger(text.slice(0, bar))
+  const maxBytes = parseSize(text.slice(bar + 1))
+  if (maxQueue === undefined || maxBytes === undefined || maxQueue <= 0 || maxBytes <= 0) return undefined
+  return { maxQueue, maxBytes }
+}
+
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: DAY, w: WEEK }
 const DURATION_TOKEN = /(\d+(?:\.\d+)?|\.\d+)(ms|s|m|h|d|w)/y
 const BARE_NUMBER = /^(?:\d+(?:\.\d+)?|\.\d+)$/

@@ -1,7 +1,8 @@
 import type { SharedStrategy } from './router.js'
 import type { WireLimits } from './wire.js'
 import type { RateLimits } from './read-gate.js'
-import { parseRate } from '../config/value-types.js'
+import { parseRate, parseForceShutdown } from '../config/value-types.js'
+import type { ForceShutdown } from './wire-types.js'
 
 /**
  * The MQTT core's settings, taken from the node configuration (keys in comments).
@@ -60,6 +61,8 @@ export interface BrokerSettings {
   keepaliveBackoff: number
   /** `zone.external.rate_limit.*`: a connection above them is not read until its rate allows; null when both are off. */
   rateLimits: RateLimits | null
+  /** `zone.external.force_shutdown_policy`: a client with more waiting for it is disconnected; null when off. */
+  forceShutdown: ForceShutdown | null
 }
 
 /** Reads the broker settings from a loaded node configuration. */
@@ -90,7 +93,8 @@ export function brokerSettingsFrom (cfg: Record<string, any>): BrokerSettings {
     awaitRelTimeoutMs: cfg['mqtt.await_rel_timeout'],
     retryIntervalMs: cfg['mqtt.retry_interval'],
     keepaliveBackoff: cfg['mqtt.keepalive_backoff'],
-    rateLimits: rateLimitsFrom(cfg)
+    rateLimits: rateLimitsFrom(cfg),
+    forceShutdown: parseForceShutdown(cfg['zone.external.force_shutdown_policy'] ?? '') ?? null
   }
 }
 
@@ -112,6 +116,7 @@ export function limitsFrom (settings: BrokerSettings): WireLimits {
     highWaterMark: 64 * 1024, // bytes buffered per socket before writers wait for 'drain'
     dropThreshold: 8 * 1024 * 1024, // unsent bytes per socket above which QoS 0 is dropped
     rateLimits: settings.rateLimits,
+    forceShutdown: settings.forceShutdown,
     sharedSubscription: settings.sharedSubscription,
     wildcardSubscription: settings.wildcardSubscription,
     maxTopicLevels: settings.maxTopicLevels

@@ -3,7 +3,7 @@ import { type Metrics, RECEIVED_PACKET_METRIC, SENT_PACKET_METRIC, QOS_SENT_METR
 import type { ConnectionOrigin } from './broker.js'
 import type { PacketTap } from '../sys/packet-tap.js'
 import { scanSubscribe, patchSuback, unsupportedFeature, PendingSubacks } from './wire-subscribe.js'
-import type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
+import type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch, ForceShutdown } from './wire-types.js'
 import { checkPacket, checkHeader, publishPrefix, sessionExpiryOf, MALFORMED, PROTOCOL_ERROR } from './packet-check.js'
 import { seen } from './packet-properties.js'
 import { readVarint, varintFault, varintSize, withoutPublishes } from './wire-bytes.js'
@@ -107,6 +107,8 @@ export class Wire {
   private queued = false
   private owedDrain = false
   private carry: Buffer | null = null
+  /** zone.external.force_shutdown_policy was exceeded: the client is being disconnected. */
+  private overQuota = false
   private skip = 0
   private dead = false
   /** The connection is closing: its last frame is written, the socket ended (see {@link closeWith}). */
@@ -275,6 +277,7 @@ export class Wire {
   /** Hands everything buffered to the socket in one write. Called once per turn. */
   flush (): void {
     this.queued = false
+    if (this.limits.forceShutdown !== null) this.checkQuota(this.limits.forceShutdown)
     if (this.holds > 0 || this.chunks.length === 0) return
     const socket = this.socket
     const parts = this.chunks
@@ -309,6 +312,27 @@ export class Wire {
     } else if (!ok) {
       this.owedDrain = false // the socket's own 'drain' will reach aedes' listener
     }
+  }
+
+  /**
+   * `zone.external.force_shutdown_policy` (see {@link ForceShutdown}): a client with more
+   * messages or bytes waiting for it than the policy allows is disconnected, MQTT 5 with
+   * DISCONNECT 0x97 Quota exceeded (the reason code MQTT 5 gives for an implementation limit
+   * exceeded; EMQ X 4.4 closes without one). Checked once per flush: cost per turn, not per
+   * message. From a microtask: the disconnect flushes this wire again.
+   */
+  private checkQuota (policy: ForceShutdown): void {
+    if (this.dead || this.overQuota) return
+    const queue = (this.window === null ? 0 : this.window.heldCount) + (this.drainWaiters === null ? 0 : this.drainWaiters.length)
+    const bytes = this.pendingBytes + this.heldBytes + this.socket.writableLength
+    if (queue <= policy.maxQueue && bytes <= policy.maxBytes) return
+    this.overQuota = true
+    this.closeReason = queue > policy.maxQueue ? 'message_queue_too_long' : 'queue_too_large'
+    queueMicrotask(() => {
+      const client = (this.socket as any).client
+      if (client != null && client.closed !== true) client.disconnect({ reasonCode: 0x97 })
+      else this.closeWith(null)
+    })
   }
 
   /** Counts outbound frames and patches SUBACK/CONNACK; returns the bytes to send. */

@@ -94,6 +94,7 @@ const EXPECTED: Record<keyof StarlingConfig, unknown> = {
   'zone.external.enable_flapping_detect': false,
   'zone.external.rate_limit.conn_messages_in': '',
   'zone.external.rate_limit.conn_bytes_in': '',
+  'zone.external.force_shutdown_policy': '',
   'log.level': 'warning',
   'log.to': 'console',
   'log.dir': 'log',
