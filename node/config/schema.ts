@@ -8,7 +8,7 @@
  * declares its own schema and loads `etc/plugins/<name>.conf` with `loadPluginConfig`.
  */
 import { LOG_LEVELS, LOG_TARGETS } from '../logger.js'
-import { FLAPPING_POLICY_PATTERN } from './value-types.js'
+import { FLAPPING_POLICY_PATTERN, RATE_PATTERN, FORCE_SHUTDOWN_PATTERN } from './value-types.js'
 import type { ConfigSchema, ConfigValues, PathKeys } from './schema-types.js'
 
 // a host is a name, an IPv4 address or a bracketed IPv6 address; seeds may add :<cluster port>
@@ -127,6 +127,11 @@ export const CONFIG_SCHEMA = {
   // ---- flapping detection (EMQ X 4.4: the global policy and the zone's switch; docs/flapping.md)
   flapping_detect_policy: { type: 'string', default: '30, 1m, 5m', pattern: FLAPPING_POLICY_PATTERN, hint: '<count>, <window>, <ban time> such as 30, 1m, 5m', live: true, doc: 'A client disconnecting more than <count> times within <window> is banned by client id for <ban time> (when zone.external.enable_flapping_detect is on).' },
   'zone.external.enable_flapping_detect': { type: 'bool', default: 'false', live: true, doc: 'Ban clients that reconnect in a loop, by flapping_detect_policy (EMQ X 4.4\'s zone key; until zones arrive, the external zone applies to every listener).' },
+
+  // ---- connection rate limits (EMQ X 4.4's zone keys, off by default; docs/rate-limits.md)
+  'zone.external.rate_limit.conn_messages_in': { type: 'string', default: '', allowEmpty: true, pattern: RATE_PATTERN, hint: '<count>,<period> such as 100,10s; empty is off', live: false, doc: 'PUBLISH packets a connection may send per period; above it the node stops reading the connection until its rate allows (no drop, no disconnect). Until zones arrive, the external zone applies to every listener.' },
+  'zone.external.rate_limit.conn_bytes_in': { type: 'string', default: '', allowEmpty: true, pattern: RATE_PATTERN, hint: '<size>,<period> such as 100KB,10s; empty is off', live: false, doc: 'Bytes a connection may send per period; above it the node stops reading the connection until its rate allows. Until zones arrive, the external zone applies to every listener.' },
+  'zone.external.force_shutdown_policy': { type: 'string', default: '', allowEmpty: true, pattern: FORCE_SHUTDOWN_PATTERN, hint: '<max queue length>|<max size> such as 10000|64MB; empty is off', live: false, doc: 'A client with more messages waiting to be sent to it than <max queue length>, or more bytes than <max size>, is disconnected (MQTT 5: DISCONNECT 0x97 Quota exceeded). Until zones arrive, the external zone applies to every listener.' },
 
   // ---- log
   'log.level': { type: 'enum', values: LOG_LEVELS, default: 'warning', live: true, doc: 'Least severe level written to the log.' },

@@ -26,6 +26,41 @@ const WEEK = 7 * DAY
 /** `flapping_detect_policy`: `<count>, <window>, <ban time>` such as `30, 1m, 5m` (node/flapping/). */
 export const FLAPPING_POLICY_PATTERN = /^\s*[1-9]\d*\s*,\s*(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w)?)+\s*,\s*(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w)?)+\s*$/i
 
+/**
+ * `zone.external.rate_limit.conn_messages_in` (`<count>,<period>` such as `100,10s`) and
+ * `conn_bytes_in` (`<size>,<period>` such as `100KB,10s`); empty is off (node/mqtt/read-gate.ts).
+ */
+export const RATE_PATTERN = /^\s*(?:\d+(?:\.\d+)?(?:KB|MB|GB)?)\s*,\s*(?:\d+(?:\.\d+)?(?:ms|s|m|h|d|w)?)+\s*$/i
+
+/**
+ * Parses a connection rate limit (see {@link RATE_PATTERN}); `undefined` for other text,
+ * null for empty (off). `sized` accepts byte units on the count (`100KB`).
+ */
+export function parseRate (text: string, sized: boolean): { count: number, periodMs: number } | null | undefined {
+  if (text.trim() === '') return null
+  const comma = text.indexOf(',')
+  if (comma < 0) return undefined
+  const countText = text.slice(0, comma).trim()
+  const count = sized ? parseSize(countText) : parseInteger(countText)
+  const periodMs = parseDuration(text.slice(comma + 1).trim())
+  if (count === undefined || periodMs === undefined || count <= 0 || periodMs <= 0) return undefined
+  return { count, periodMs }
+}
+
+/** `zone.external.force_shutdown_policy`: `<max queue length>|<max size>` such as `10000|64MB`; empty is off (node/mqtt/wire.ts). */
+export const FORCE_SHUTDOWN_PATTERN = /^\s*\d+\s*\|\s*\d+(?:\.\d+)?(?:KB|MB|GB)?\s*$/i
+
+/** Parses `zone.external.force_shutdown_policy`; null for empty (off), `undefined` for other text. */
+export function parseForceShutdown (text: string): { maxQueue: number, maxBytes: number } | null | undefined {
+  if (text.trim() === '') return null
+  const bar = text.indexOf('|')
+  if (bar < 0) return undefined
+  const maxQueue = parseInteger(text.slice(0, bar))
+  const maxBytes = parseSize(text.slice(bar + 1))
+  if (maxQueue === undefined || maxBytes === undefined || maxQueue <= 0 || maxBytes <= 0) return undefined
+  return { maxQueue, maxBytes }
+}
+
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: DAY, w: WEEK }
 const DURATION_TOKEN = /(\d+(?:\.\d+)?|\.\d+)(ms|s|m|h|d|w)/y
 const BARE_NUMBER = /^(?:\d+(?:\.\d+)?|\.\d+)$/

@@ -1,5 +1,8 @@
 import type { SharedStrategy } from './router.js'
 import type { WireLimits } from './wire.js'
+import type { RateLimits } from './read-gate.js'
+import { parseRate, parseForceShutdown } from '../config/value-types.js'
+import type { ForceShutdown } from './wire-types.js'
 
 /**
  * The MQTT core's settings, taken from the node configuration (keys in comments).
@@ -56,6 +59,10 @@ export interface BrokerSettings {
   retryIntervalMs: number
   /** `mqtt.keepalive_backoff`: a client is dropped after keepalive x backoff x 2 of silence. */
   keepaliveBackoff: number
+  /** `zone.external.rate_limit.*`: a connection above them is not read until its rate allows; null when both are off. */
+  rateLimits: RateLimits | null
+  /** `zone.external.force_shutdown_policy`: a client with more waiting for it is disconnected; null when off. */
+  forceShutdown: ForceShutdown | null
 }
 
 /** Reads the broker settings from a loaded node configuration. */
@@ -85,8 +92,17 @@ export function brokerSettingsFrom (cfg: Record<string, any>): BrokerSettings {
     maxAwaitingRel: cfg['mqtt.max_awaiting_rel'],
     awaitRelTimeoutMs: cfg['mqtt.await_rel_timeout'],
     retryIntervalMs: cfg['mqtt.retry_interval'],
-    keepaliveBackoff: cfg['mqtt.keepalive_backoff']
+    keepaliveBackoff: cfg['mqtt.keepalive_backoff'],
+    rateLimits: rateLimitsFrom(cfg),
+    forceShutdown: parseForceShutdown(cfg['zone.external.force_shutdown_policy'] ?? '') ?? null
   }
+}
+
+/** The connection rate limits (the schema's pattern has checked the text; empty is off). */
+function rateLimitsFrom (cfg: Record<string, any>): RateLimits | null {
+  const messagesIn = parseRate(cfg['zone.external.rate_limit.conn_messages_in'] ?? '', false) ?? null
+  const bytesIn = parseRate(cfg['zone.external.rate_limit.conn_bytes_in'] ?? '', true) ?? null
+  return messagesIn === null && bytesIn === null ? null : { messagesIn, bytesIn }
 }
 
 /** What the wires enforce, from the broker settings. */
@@ -99,6 +115,8 @@ export function limitsFrom (settings: BrokerSettings): WireLimits {
     strictMode: settings.strictMode,
     highWaterMark: 64 * 1024, // bytes buffered per socket before writers wait for 'drain'
     dropThreshold: 8 * 1024 * 1024, // unsent bytes per socket above which QoS 0 is dropped
+    rateLimits: settings.rateLimits,
+    forceShutdown: settings.forceShutdown,
     sharedSubscription: settings.sharedSubscription,
     wildcardSubscription: settings.wildcardSubscription,
     maxTopicLevels: settings.maxTopicLevels

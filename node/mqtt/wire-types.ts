@@ -1,5 +1,6 @@
 import type { SubscribePolicy } from './wire-subscribe.js'
 import type { Wire } from './wire.js'
+import type { RateLimits } from './read-gate.js'
 
 /** Limits and policies the wire layer enforces before aedes sees a packet. */
 export interface WireLimits extends SubscribePolicy {
@@ -17,7 +18,20 @@ export interface WireLimits extends SubscribePolicy {
   highWaterMark: number
   /** Unsent bytes for one socket above which QoS 0 deliveries to it are dropped. */
   dropThreshold: number
+  /** `zone.external.rate_limit.*`: reading pauses while a connection is above them (read-gate.ts); null when both are off. */
+  rateLimits: RateLimits | null
+  /** `zone.external.force_shutdown_policy`: checked at each flush (Wire.overQuota); null when off. */
+  forceShutdown: ForceShutdown | null
 }
+
+/**
+ * `zone.external.force_shutdown_policy` (`10000|64MB`): EMQ X 4.4 shuts a connection process
+ * down when its message queue or heap passes these. A Node connection has neither of its own:
+ * here they are the messages waiting to be sent to the client (QoS 1/2 held by its Receive
+ * Maximum, QoS 0 deliveries waiting for the socket to drain) and the bytes not yet sent to it
+ * (queued, held, and in the socket's buffer).
+ */
+export interface ForceShutdown { maxQueue: number, maxBytes: number }
 
 /** Per-connection traffic counters (the Connection fields `recv_*` / `send_*`). */
 export interface WireCounters {

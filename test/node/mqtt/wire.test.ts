@@ -5,7 +5,7 @@ import { createMetrics } from '../../../node/metrics.js'
 
 const limits: WireLimits = {
   receiveMaximum: 32, maxQos: 2, retainAvailable: true, maxPacketSize: 1024 * 1024, strictMode: false,
-  highWaterMark: 64 * 1024, dropThreshold: 8 * 1024 * 1024,
+  highWaterMark: 64 * 1024, dropThreshold: 8 * 1024 * 1024, rateLimits: null, forceShutdown: null,
   sharedSubscription: true, wildcardSubscription: true, maxTopicLevels: 0
 }
 

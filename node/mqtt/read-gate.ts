@@ -1,0 +1,158 @@
+import type { Duplex } from 'node:stream'
+
+/**
+ * The inbound read side of one connection: how much aedes is handed per read, and when the
+ * connection is not read at all.
+ *
+ * aedes reads a socket only once every packet of its previous read has been handled (its
+ * `_parsingBatch` count back to 0). A PUBLISH waiting for a slow subscriber's 'drain' is not
+ * handled yet, so a publisher is not read while the node is behind: the socket's buffer
+ * fills, the kernel's too, and TCP flow control slows the publisher (back-pressure instead of
+ * buffering). What that leaves in memory is one read per publisher, parsed: with aedes' plain
+ * `read(null)` up to a whole 64 KiB socket buffer, about 900 small PUBLISHes, each a Packet,
+ * its copy and its closures (about 1.5 KB of heap apiece). Under a 100 -> 1 flood that was
+ * 86,000 publishes in flight, 130 MB live and 750 MB of RSS as V8 let the heap grow.
+ * {@link READ_SLICE} bounds it: a read hands aedes at most that many bytes, the rest stays in
+ * the socket's buffer (which stops reading the kernel at its high-water mark).
+ *
+ * A read nested in aedes' parse (a packet handled synchronously calls aedes' next read from
+ * inside the parse of the previous slice) is refused: mqtt-packet's parser is not re-entrant.
+ * The refused read is made again from a microtask, once that parse has returned.
+ *
+ * The rate limits (`zone.external.rate_limit.conn_messages_in` / `conn_bytes_in`) pause the
+ * reading the same way: after a read that takes a connection past its rate, no read until
+ * the token bucket allows one again (EMQ X 4.4 pauses the connection likewise: it neither
+ * drops nor disconnects).
+ */
+
+/** Bytes handed to aedes per read (a frame larger than this arrives over several reads, as from the network). */
+export const READ_SLICE = 4096
+
+/** A per-connection rate: `count` units per `periodMs` (EMQ X's `100,10s`, `100KB,10s`). */
+export interface Rate { count: number, periodMs: number }
+
+/** The connection rate limits; null when off. */
+export interface RateLimits { messagesIn: Rate | null, bytesIn: Rate | null }
+
+/**
+ * A token bucket of `count` tokens refilled at `count` per `periodMs`: a connection may burst
+ * one period's worth, and over time gets no more than its rate (esockd's rate limiter, which
+ * EMQ X 4.4 uses for these keys).
+ */
+class TokenBucket {
+  private tokens: number
+  private last: number
+  private readonly perMs: number
+  constructor (private readonly rate: Rate, now: number) {
+    this.tokens = rate.count
+    this.last = now
+    this.perMs = rate.count / rate.periodMs
+  }
+
+  /** Takes `n` tokens (the bucket may go below zero); returns ms until it is back at zero. */
+  take (n: number, now: number): number {
+    this.tokens = Math.min(this.rate.count, this.tokens + (now - this.last) * this.perMs) - n
+    this.last = now
+    return this.tokens >= 0 ? 0 : Math.ceil(-this.tokens / this.perMs)
+  }
+}
+
+/** What a gate needs of aedes' client: its batch count and its next read. */
+interface AedesReader { _parsingBatch: number, _nextBatch: () => void }
+
+/**
+ * The bytes to ask the socket for on aedes' `read(null)`: a slice (or `carried`, the bytes of
+ * an incomplete frame the wire keeps, when larger) when more is buffered, else `undefined`
+ * (everything, as aedes would read). The common case, a connection the node keeps up with,
+ * costs one comparison: its socket holds less than a slice.
+ */
+export function sliceSize (socket: Duplex, carried: number): number | undefined {
+  if (socket.readableLength <= READ_SLICE) return undefined
+  const slice = carried > READ_SLICE ? carried : READ_SLICE
+  return socket.readableLength > slice && !socket.readableObjectMode ? slice : undefined
+}
+
+/**
+ * The read side of one connection (see the file's doc). Created by the wire on the first
+ * sliced read, or with the wire when rate limits are set. A read that takes everything the
+ * socket holds (the node is keeping up) goes through it untouched: no microtask, no clock;
+ * only a sliced read is guarded against the parse re-entering, and only a rate-limited
+ * connection counts its reads.
+ */
+export class ReadGate {
+  /** A sliced read handed aedes bytes and the microtask that ends its parse has not run yet. */
+  private inRead = false
+  /** A read was refused while {@link inRead}, or left bytes behind: make it again once the parse has returned. */
+  private refused = false
+  /** Set while the connection is paused by its rate limits. */
+  private timer: NodeJS.Timeout | null = null
+  private readonly messages: TokenBucket | null
+  private readonly bytes: TokenBucket | null
+  /** Whether reads are counted against rate limits. */
+  readonly limited: boolean
+  /** Times this connection was paused by its rate limits (for tests and the connection's stats). */
+  pauses = 0
+  private readonly settle = (): void => {
+    this.inRead = false
+    if (this.refused) {
+      this.refused = false
+      this.readAgain()
+    }
+  }
+
+  private readonly resume = (): void => {
+    this.timer = null
+    this.readAgain()
+  }
+
+  constructor (private readonly socket: Duplex, limits: RateLimits | null) {
+    const now = Date.now()
+    this.messages = limits?.messagesIn != null ? new TokenBucket(limits.messagesIn, now) : null
+    this.bytes = limits?.bytesIn != null ? new TokenBucket(limits.bytesIn, now) : null
+    this.limited = this.messages !== null || this.bytes !== null
+  }
+
+  /** Whether aedes may read now; when it may not, the read is made again later by the gate. */
+  admit (): boolean {
+    if (this.timer !== null) return false
+    if (this.inRead) { this.refused = true; return false }
+    return true
+  }
+
+  /**
+   * After a read of a slice: no read until its parse has returned (a microtask), and the
+   * bytes left behind are read then. They get no new 'readable' (the stream waits for reads
+   * until it is empty), so they are read again once this parse is over, unless aedes is still
+   * handling a packet of it (its completion reads), e.g. when this slice ended inside a frame
+   * and gave aedes no packet.
+   */
+  sliced (): void {
+    if (!this.inRead) {
+      this.inRead = true
+      queueMicrotask(this.settle)
+    }
+    if (this.socket.readableLength > 0) this.refused = true
+  }
+
+  /** After a read that handed aedes `bytes` bytes holding `messages` PUBLISHes (only when {@link limited}). */
+  count (bytes: number, messages: number): void {
+    const now = Date.now()
+    const wait = Math.max(this.messages === null ? 0 : this.messages.take(messages, now), this.bytes === null ? 0 : this.bytes.take(bytes, now))
+    if (wait > 0 && this.timer === null) {
+      this.pauses++
+      this.timer = setTimeout(this.resume, wait)
+    }
+  }
+
+  /** The connection is gone: no read will be made again. */
+  close (): void {
+    if (this.timer !== null) { clearTimeout(this.timer); this.timer = null }
+  }
+
+  /** Makes aedes read, when it is waiting for nothing else (no packet of its last read still being handled). */
+  private readAgain (): void {
+    const client = (this.socket as any).client as AedesReader | undefined
+    if (this.socket.destroyed || client === undefined || client._parsingBatch > 0) return
+    client._nextBatch()
+  }
+}
