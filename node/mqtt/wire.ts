@@ -419,6 +419,22 @@ export class Wire {
    */
   get carried (): number { return this.carry === null ? 0 : this.carry.length }
 
+  /**
+   * @internal True while the CONNECT has been read and not yet answered: what the client sent
+   * after it stays in the socket (and the kernel: back-pressure) until it is. aedes queues the
+   * packets that came in the CONNECT's own read until the CONNACK, but a later read while it
+   * processes the CONNECT (its `readable` event re-enters its read loop) had them handled at
+   * once: a PUBLISH authorized and published before the client was authenticated, its client
+   * id still null (the fuzzer's tls door: such QoS 2 PUBLISHes of every connection counted
+   * against one client id's `mqtt.max_awaiting_rel`, and past 100 each new one closed its
+   * connection without a word). [MQTT-3.2.0-1] nothing is answered before the CONNACK.
+   */
+  awaitsConnectAnswer (): boolean {
+    if (this.protocolVersion === 0 || this.dead) return false
+    const client = (this.socket as any).client
+    return client != null && client.connecting === true && client.connected !== true && client.connackSent !== true
+  }
+
   /** @internal Scans inbound bytes; returns what aedes may parse now (incomplete control frames wait). */
   scanInbound (chunk: Buffer): Buffer | null {
     if (this.dead) return null
@@ -716,6 +732,7 @@ export function wireOfSocket (socket: unknown): Wire | undefined {
 function scannedRead (this: any, n?: number): any {
   const wire: Wire = this[WIRE_OF_SOCKET]
   if (n === 0) return wire.origRead.call(this, n)
+  if (wire.awaitsConnectAnswer()) return null
   let gate = wire.gate
   if (gate !== null && !gate.admit()) return null
   const slice = n === null || n === undefined ? sliceSize(this, wire.carried) : undefined
