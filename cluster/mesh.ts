@@ -36,6 +36,8 @@ const HEADER_BYTES = 5
 const FRAME_MSGPACK = 0
 /** Inbound connections accepted per second from one host (libp2p's default is 5). */
 const INBOUND_CONNECTIONS_PER_SECOND = 100
+/** Inbound connections in their handshake at once (libp2p's default is 10). */
+const INBOUND_PENDING_CONNECTIONS = 256
 /** A frame body of forwarded messages (cluster/pub-batch.ts). */
 export const FRAME_PUBLISH_BATCH = 1
 /** A frame larger than this closes the link (a corrupt length prefix). */
@@ -314,7 +316,10 @@ export class Mesh extends EventEmitter<MeshEvents> {
       // libp2p refuses (resets) a sixth connection per second from one host by default; the
       // members of a cluster on one host, and RPC bridges from another cluster's nodes behind
       // one address, reconnect faster than that after a restart (clean-clone CI: ECONNRESET)
-      connectionManager: { maxConnections: 1000, inboundConnectionThreshold: INBOUND_CONNECTIONS_PER_SECOND },
+      // and it refuses every inbound connection while maxIncomingPendingConnections are in their
+      // handshake (default 10): ten silent connections shut the port for 10 s (the fuzzer's
+      // cluster door). More slots, and the private network drops a peer with no nonce after 1 s.
+      connectionManager: { maxConnections: 1000, inboundConnectionThreshold: INBOUND_CONNECTIONS_PER_SECOND, maxIncomingPendingConnections: INBOUND_PENDING_CONNECTIONS },
       services: {
         identify: identify(),
         pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false, floodPublish: true })

@@ -45,7 +45,7 @@ const BLOCK = 64
 export const LAST_BLOCK = 2 ** 32 - 2
 /** Largest piece handed to the socket per write (the stream's `maxMessageSize`). */
 const DEFAULT_MAX_MESSAGE = 64 * 1024
-/** How long the nonces may take when libp2p gives no signal (pnet's default). */
+/** How long the nonces may take (pnet's default when libp2p gives no signal). */
 const DEFAULT_TIMEOUT_MS = 1000
 /** Keystream blocks made ahead per call into the cipher (4 KiB). */
 const KEYSTREAM_BLOCKS = 64
@@ -142,7 +142,11 @@ export function decodeSwarmKey (swarmKey: Uint8Array): Uint8Array {
 export interface PrivateNetworkInit {
   /** The swarm key file's bytes (cluster/mesh.ts `pskFromCookie`). */
   psk: Uint8Array
-  /** Milliseconds the nonces may take when libp2p gives no abort signal (default 1000). */
+  /**
+   * Milliseconds the nonces may take (default 1000), whatever libp2p's own upgrade timeout: a
+   * peer that sends no nonce is dropped then, so silent connections cannot hold the node's
+   * inbound handshake slots (libp2p refuses every new connection while they are full).
+   */
   timeout?: number
   /** Largest piece encrypted and written at once (default 64 KiB). */
   maxMessageSize?: number
@@ -159,7 +163,8 @@ export function privateNetwork (init: PrivateNetworkInit): (components?: unknown
       const maConn = connection as MultiaddrConnection
       const log = maConn.log.newScope('private-network')
       const localNonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES))
-      const signalled = options?.signal !== undefined ? options : { ...options, signal: AbortSignal.timeout(init.timeout ?? DEFAULT_TIMEOUT_MS) }
+      const deadline = AbortSignal.timeout(init.timeout ?? DEFAULT_TIMEOUT_MS)
+      const signalled = { ...options, signal: options?.signal !== undefined ? AbortSignal.any([options.signal, deadline]) : deadline }
       const bytes = byteStream(maConn)
       const [remote] = await Promise.all([bytes.read({ bytes: NONCE_BYTES, ...signalled }), bytes.write(localNonce, signalled)])
       log('exchanged nonces')

@@ -69,6 +69,35 @@ describe('a node on the cluster port', () => {
     })
   }
 
+  /** A connection that sends nothing; resolves with it once connected. */
+  async function silent (localAddress: string): Promise<net.Socket> {
+    return await new Promise(resolve => {
+      const socket = net.connect({ port: clusterPortA, host: '127.0.0.1', localAddress })
+      socket.on('error', () => {})
+      socket.once('connect', () => resolve(socket))
+    })
+  }
+
+  test('silent connections do not shut the cluster port: a peer gets the node\'s nonce while 40 sit there, and they are dropped after the nonce timeout', async () => {
+    // libp2p refuses every new inbound connection while 10 are in their handshake (its default),
+    // and a peer that sends nothing held one for 10 s: ten of them shut the port
+    const idle = await Promise.all(Array.from({ length: 40 }, (_, i) => silent(`127.0.0.${10 + (i % 20)}`)))
+    const closed = idle.map(s => new Promise<number>(resolve => { const t = Date.now(); s.once('close', () => resolve(Date.now() - t)) }))
+    // one more peer: the node answers with its own 24-byte nonce (refused, it would be closed)
+    const nonce = await new Promise<number>((resolve, reject) => {
+      const socket = net.connect({ port: clusterPortA, host: '127.0.0.1', localAddress: '127.0.0.9' })
+      let got = 0
+      socket.on('error', reject)
+      socket.once('connect', () => { socket.write(randomBytes(24)) })
+      socket.on('data', (d: Buffer) => { got += d.length; if (got >= 24) { socket.destroy(); resolve(got) } })
+      socket.once('close', () => resolve(got))
+    })
+    expect(nonce).toBeGreaterThanOrEqual(24)
+    const waited = await Promise.all(closed)
+    expect(Math.max(...waited)).toBeLessThan(5000)
+    expect(await running(a)).toEqual(['pna@127.0.0.1', 'pnb@127.0.0.1'])
+  }, 20_000)
+
   test('thousands of peers that send a nonce and garbage leave the node running, linked and forwarding both ways', async () => {
     // traffic both ways over the link while the peers come: the node's two ciphers of that
     // connection take turns, which is where the old cipher's memory grew
