@@ -87,8 +87,11 @@ export function mosquittoTarget (opts: { maxQueuedMessages?: number, extraConf?:
   }
 }
 
-/** Starling: `node bin/starling`, every listener but plain TCP on port 0. */
-export function starlingTarget (repoRoot: string): BrokerTarget {
+/**
+ * Starling: `node bin/starling`, every listener but plain TCP on port 0; `env` adds or
+ * overrides `STARLING_*` variables (the dashboard bench fixes its dashboard port and password).
+ */
+export function starlingTarget (repoRoot: string, env: Record<string, string> = {}): BrokerTarget {
   const bin = path.join(repoRoot, 'bin', 'starling')
   return {
     name: 'starling',
@@ -105,7 +108,8 @@ export function starlingTarget (repoRoot: string): BrokerTarget {
         STARLING_DASHBOARD__LISTENER__HTTP: '127.0.0.1:0',
         STARLING_CLUSTER__LISTEN: '127.0.0.1:0',
         STARLING_NODE__DATA_DIR: dataDir,
-        STARLING_LOG__LEVEL: 'error'
+        STARLING_LOG__LEVEL: 'error',
+        ...env
       }
     })
   }

@@ -14,12 +14,11 @@
  *
  * Exit code 1 when the pages cost more than the budget.
  */
-import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Command } from 'commander'
 import { chromium, type Browser, type BrowserContext } from 'playwright-core'
-import { freePort, startBroker, type BrokerTarget } from './broker-process.js'
+import { freePort, starlingTarget, startBroker, type BrokerTarget } from './broker-process.js'
 import { clockTicksPerSecond, readProcessTree } from './proc-stats.js'
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url))
@@ -42,27 +41,10 @@ const opts = program.opts<{ pages: string, seconds: string, settle: string, chro
 
 /** Starling with its dashboard on `dashboardPort` and a known admin password. */
 function dashboardTarget (dashboardPort: number): BrokerTarget {
-  const bin = path.join(repoRoot, 'bin', 'starling')
-  return {
-    name: 'starling',
-    unavailable: () => existsSync(bin) ? null : `${bin} does not exist`,
-    command: (port, dataDir) => ({
-      file: process.execPath,
-      args: [bin],
-      env: {
-        STARLING_LISTENER__TCP__EXTERNAL: `127.0.0.1:${port}`,
-        STARLING_LISTENER__SSL__EXTERNAL: '127.0.0.1:0',
-        STARLING_LISTENER__WS__EXTERNAL: '127.0.0.1:0',
-        STARLING_LISTENER__WSS__EXTERNAL: '127.0.0.1:0',
-        STARLING_MANAGEMENT__LISTENER__HTTP: '127.0.0.1:0',
-        STARLING_DASHBOARD__LISTENER__HTTP: `127.0.0.1:${dashboardPort}`,
-        STARLING_DASHBOARD__DEFAULT_USER__PASSWORD: PASSWORD,
-        STARLING_CLUSTER__LISTEN: '127.0.0.1:0',
-        STARLING_NODE__DATA_DIR: dataDir,
-        STARLING_LOG__LEVEL: 'error'
-      }
-    })
-  }
+  return starlingTarget(repoRoot, {
+    STARLING_DASHBOARD__LISTENER__HTTP: `127.0.0.1:${dashboardPort}`,
+    STARLING_DASHBOARD__DEFAULT_USER__PASSWORD: PASSWORD
+  })
 }
 
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
