@@ -3,9 +3,13 @@
  * a free loopback port (MQTT tcp, ssl, ws, wss, the management API, the cluster), its own
  * data directory, and its stderr watched for the whole run (not only its tail), so that one
  * uncaught error among millions of inputs is seen.
+ *
+ * `FUZZ_NODE_LOG=<dir>` keeps each node's whole output, at `info` level, in
+ * `<dir>/<node.name>-<pid>.log` (by default the node logs errors only and the run keeps its
+ * last 8 KB): for finding what a node did when a witness lost something.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -58,7 +62,7 @@ export async function startFuzzNode (repoRoot: string, extraEnv: Record<string, 
     STARLING_CLUSTER__LISTEN: `127.0.0.1:${ports.cluster}`,
     STARLING_MANAGEMENT__DEFAULT_APPLICATION__SECRET: 'public',
     STARLING_NODE__DATA_DIR: dataDir,
-    STARLING_LOG__LEVEL: 'error',
+    STARLING_LOG__LEVEL: process.env.FUZZ_NODE_LOG !== undefined ? 'info' : 'error',
     ...extraEnv
   }
   const childEnv: NodeJS.ProcessEnv = {}
@@ -73,7 +77,14 @@ export async function startFuzzNode (repoRoot: string, extraEnv: Record<string, 
   let tail = ''
   let uncaught = 0
   let partial = ''
-  const keep = (chunk: Buffer): void => { tail = (tail + chunk.toString()).slice(-8000) }
+  const logDir = process.env.FUZZ_NODE_LOG
+  const logFile = logDir !== undefined && logDir !== ''
+    ? createWriteStream(path.join(logDir, `${(env.STARLING_NODE__NAME ?? 'starling').replace(/[^\w.-]/g, '_')}-${child.pid ?? 0}.log`), { mode: 0o600 })
+    : null
+  const keep = (chunk: Buffer): void => {
+    tail = (tail + chunk.toString()).slice(-8000)
+    logFile?.write(chunk)
+  }
   child.stdout.on('data', keep)
   child.stderr.on('data', (chunk: Buffer) => {
     keep(chunk)
