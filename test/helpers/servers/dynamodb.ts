@@ -25,8 +25,10 @@ export function dynaliteCli (): string {
 /** Options of {@link startDynamodb}. */
 export interface DynamodbOptions {
   /**
-   * How long a table stays CREATING, DELETING or UPDATING (ms; default 0: ACTIVE at once;
-   * dynalite's own default is 500, DynamoDB's seconds), for testing a client that waits.
+   * How long a table stays CREATING, DELETING or UPDATING (ms; default 0: ACTIVE a moment after
+   * `CreateTable` answered, never before, as with DynamoDB; dynalite's own default is 500,
+   * DynamoDB's seconds). An item written to a table that is not ACTIVE yet is refused with
+   * `ResourceNotFoundException`: {@link DynamodbServer.createTable} waits.
    */
   tableStateMs?: number
 }
@@ -45,6 +47,8 @@ export interface DynamodbServer extends ServerProcess {
    * answer's JSON and throws with DynamoDB's `__type` and message on an error.
    */
   call: <T = Record<string, any>>(operation: string, body?: Record<string, unknown>) => Promise<T>
+  /** `CreateTable` with `definition` (its `TableName`, `KeySchema` ...), resolved once the table is ACTIVE. */
+  createTable: (definition: Record<string, unknown> & { TableName: string }) => Promise<void>
 }
 
 const credentials = { accessKeyId: 'starling-test', secretAccessKey: 'starling-test-secret' }
@@ -87,6 +91,16 @@ export async function startDynamodb (opts: DynamodbOptions = {}): Promise<Dynamo
     region: REGION,
     credentials,
     call: async <T = Record<string, any>>(operation: string, body: Record<string, unknown> = {}) =>
-      await dynamoCall<T>(server.port, operation, body)
+      await dynamoCall<T>(server.port, operation, body),
+    createTable: async (definition: Record<string, unknown> & { TableName: string }) => {
+      await dynamoCall(server.port, 'CreateTable', definition)
+      const deadline = Date.now() + 10_000 + Number(stateMs)
+      for (;;) {
+        const { Table } = await dynamoCall<{ Table: { TableStatus: string } }>(server.port, 'DescribeTable', { TableName: definition.TableName })
+        if (Table.TableStatus === 'ACTIVE') return
+        if (Date.now() > deadline) throw new Error(`DynamoDB table ${definition.TableName} still ${Table.TableStatus}`)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    }
   })
 }

@@ -112,7 +112,7 @@ describeWithServer('dynamodb', 'DynamoDB (dynalite)', () => {
 
   it('creates a table, puts an item and gets it back', async () => {
     console.log(`DynamoDB (dynalite) started in ${dynamo.startedInMs} ms`)
-    await dynamo.call('CreateTable', {
+    await dynamo.createTable({
       TableName: 'mqtt_msg',
       AttributeDefinitions: [{ AttributeName: 'msgid', AttributeType: 'S' }],
       KeySchema: [{ AttributeName: 'msgid', KeyType: 'HASH' }],
