@@ -1,8 +1,8 @@
 /**
  * Real servers for tests, from their Debian packages: PostgreSQL, MariaDB, Redis, OpenLDAP,
- * InfluxDB 1.x and RabbitMQ (and DynamoDB from npm's dynalite), each started on free ephemeral
- * ports in a fresh temporary directory, as its own process, returned once a real client was
- * answered, and stopped by PID. See docs/testing.md.
+ * InfluxDB 1.x, RabbitMQ and ClickHouse (and DynamoDB from npm's dynalite), each started on
+ * free ephemeral ports in a fresh temporary directory, as its own process, returned once a real
+ * client was answered, and stopped by PID. See docs/testing.md.
  *
  * ```ts
  * describeWithServer('postgres', 'auth_pgsql', () => {
@@ -13,6 +13,7 @@
  * })
  * ```
  */
+import { clickhouseBinary } from './clickhouse.js'
 import { dynaliteCli } from './dynamodb.js'
 import { influxdbBinary } from './influxdb.js'
 import { ldapBinaries } from './ldap.js'
@@ -31,11 +32,12 @@ export { makeTestCa, makeTestCert, opensslBinary, type TestCertificate } from '.
 export { startLdap, ldapBinaries, type LdapOptions, type LdapServer } from './ldap.js'
 export { startInfluxdb, influxdbBinary, type InfluxdbOptions, type InfluxdbServer, type InfluxSeries } from './influxdb.js'
 export { startRabbitmq, rabbitmqBinaries, type RabbitmqBinaries, type RabbitmqServer } from './rabbitmq.js'
+export { startClickhouse, clickhouseBinary, type ClickhouseOptions, type ClickhouseServer } from './clickhouse.js'
 export { startDynamodb, dynaliteCli, type DynamodbOptions, type DynamodbServer } from './dynamodb.js'
 export { MissingServerError, descendants, findBinary, freePort, pidAlive, runCommand } from './system.js'
 
 /** The servers the harness starts. */
-export type ServerKind = 'postgres' | 'mariadb' | 'redis' | 'ldap' | 'influxdb' | 'rabbitmq' | 'dynamodb'
+export type ServerKind = 'postgres' | 'mariadb' | 'redis' | 'ldap' | 'influxdb' | 'rabbitmq' | 'clickhouse' | 'dynamodb'
 
 const BINARIES: Record<ServerKind, () => unknown> = {
   postgres: postgresBinaries,
@@ -44,6 +46,7 @@ const BINARIES: Record<ServerKind, () => unknown> = {
   ldap: ldapBinaries,
   influxdb: influxdbBinary,
   rabbitmq: rabbitmqBinaries,
+  clickhouse: clickhouseBinary,
   // an npm devDependency: missing, it is a broken `npm install`, not a reason to skip
   dynamodb: dynaliteCli
 }

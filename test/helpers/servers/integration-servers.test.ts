@@ -1,13 +1,13 @@
 /**
- * The harness's servers for data integration (InfluxDB 1.x, RabbitMQ, DynamoDB) against
+ * The harness's servers for data integration (InfluxDB 1.x, RabbitMQ, DynamoDB, ClickHouse) against
  * themselves: each is started once, takes a write its own client reads back, keeps it across a
  * SIGKILL and a restart on the same ports, and `close()` leaves no process and no directory.
  */
 import { createSocket } from 'node:dgram'
 import { closeAndCheck, downAndBack } from './checks.js'
 import {
-  describeWithServer, startDynamodb, startInfluxdb, startRabbitmq,
-  type DynamodbServer, type InfluxdbServer, type RabbitmqServer
+  describeWithServer, startClickhouse, startDynamodb, startInfluxdb, startRabbitmq,
+  type ClickhouseServer, type DynamodbServer, type InfluxdbServer, type RabbitmqServer
 } from './index.js'
 
 /** Polls `read` until `done` holds of what it returned (a UDP write lands in a later batch). */
@@ -128,5 +128,44 @@ describeWithServer('dynamodb', 'DynamoDB (dynalite)', () => {
     await downAndBack(dynamo, 'kill')
     expect(await dynamo.call('ListTables')).toEqual({ TableNames: ['mqtt_msg'] })
     expect((await dynamo.call('GetItem', { TableName: 'mqtt_msg', Key: { msgid: { S: 'm1' } } })).Item?.topic).toEqual({ S: 't/1' })
+  })
+})
+
+describeWithServer('clickhouse', 'ClickHouse 18.16 with @clickhouse/client', () => {
+  let ch: ClickhouseServer
+  beforeAll(async () => { ch = await startClickhouse() })
+  afterAll(async () => { if (ch !== undefined) await closeAndCheck(ch) })
+
+  it('inserts rows in JSONEachRow and selects them, as the test user on its database', async () => {
+    console.log(`ClickHouse started in ${ch.startedInMs} ms`)
+    await ch.query('CREATE TABLE mqtt_msg (ts DateTime, clientid String, qos UInt8, payload String) ENGINE = MergeTree() ORDER BY ts')
+    await ch.insert('mqtt_msg', [
+      { ts: '2026-11-27 10:00:00', clientid: 'c1', qos: 1, payload: '{"t":21.5}' },
+      { ts: '2026-11-27 10:00:01', clientid: 'c2', qos: 0, payload: 'x' }
+    ])
+    expect(await ch.query('SELECT clientid, qos, payload FROM mqtt_msg ORDER BY ts'))
+      .toEqual([{ clientid: 'c1', qos: 1, payload: '{"t":21.5}' }, { clientid: 'c2', qos: 0, payload: 'x' }])
+    const { ClickHouseLogLevel, createClient } = await import('@clickhouse/client')
+    const wrong = createClient({ url: ch.url, username: ch.user, password: 'wrong', log: { level: ClickHouseLogLevel.OFF } })
+    try {
+      await expect(wrong.query({ query: 'SELECT 1' })).rejects.toThrow(/Wrong password/)
+    } finally {
+      await wrong.close()
+    }
+  })
+
+  it('refuses server-side query parameters, which 18.16 predates: values go in the rows', async () => {
+    const client = ch.client()
+    try {
+      await expect(client.query({ query: 'SELECT {id:UInt32} AS id', query_params: { id: 1 } })).rejects.toThrow(/Unknown setting param_id/)
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('keeps its rows across a SIGKILL, on the same ports', async () => {
+    await downAndBack(ch, 'kill')
+    console.log(`ClickHouse restarted after SIGKILL in ${ch.startedInMs} ms`)
+    expect(await ch.query('SELECT count() AS n FROM mqtt_msg')).toEqual([{ n: '2' }])
   })
 })
