@@ -4,6 +4,7 @@
  * SIGKILL and a restart on the same ports, and `close()` leaves no process and no directory.
  */
 import { createSocket } from 'node:dgram'
+import { existsSync } from 'node:fs'
 import { closeAndCheck, downAndBack } from './checks.js'
 import {
   describeWithServer, startClickhouse, startDynamodb, startInfluxdb, startRabbitmq,
@@ -59,7 +60,11 @@ describeWithServer('influxdb', 'InfluxDB 1.x', () => {
 describeWithServer('rabbitmq', 'RabbitMQ', () => {
   let rabbit: RabbitmqServer
   beforeAll(async () => { rabbit = await startRabbitmq() }, 60_000)
-  afterAll(async () => { if (rabbit !== undefined) await closeAndCheck(rabbit, [rabbit.epmd.pid as number]) })
+  afterAll(async () => {
+    if (rabbit === undefined) return
+    await closeAndCheck(rabbit, [rabbit.epmd.pid as number])
+    expect(existsSync(rabbit.epmd.dir)).toBe(false)
+  })
 
   it('routes a confirmed persistent message through an exchange to a durable queue', async () => {
     console.log(`RabbitMQ (and its epmd) started in ${rabbit.startedInMs + rabbit.epmd.startedInMs} ms`)
