@@ -1,7 +1,8 @@
 /**
- * Real servers for tests, from their Debian packages: PostgreSQL, MariaDB, Redis and OpenLDAP,
- * each started on free ephemeral ports in a fresh temporary directory, as its own process,
- * returned once a real client was answered, and stopped by PID. See docs/testing.md.
+ * Real servers for tests, from their Debian packages: PostgreSQL, MariaDB, Redis, OpenLDAP,
+ * InfluxDB 1.x, RabbitMQ and ClickHouse (and DynamoDB from npm's dynalite), each started on
+ * free ephemeral ports in a fresh temporary directory, as its own process, returned once a real
+ * client was answered, and stopped by PID. See docs/testing.md.
  *
  * ```ts
  * describeWithServer('postgres', 'auth_pgsql', () => {
@@ -12,9 +13,13 @@
  * })
  * ```
  */
+import { clickhouseBinary } from './clickhouse.js'
+import { dynaliteCli } from './dynamodb.js'
+import { influxdbBinary } from './influxdb.js'
 import { ldapBinaries } from './ldap.js'
 import { mariadbBinaries } from './mariadb.js'
 import { postgresBinaries } from './postgres.js'
+import { rabbitmqBinaries } from './rabbitmq.js'
 import { redisBinary } from './redis.js'
 import { MissingServerError } from './system.js'
 
@@ -25,16 +30,25 @@ export { startRedis, redisBinary, type RedisOptions, type RedisServer } from './
 export { startRedisCluster, redisCliBinary, type RedisClusterOptions, type RedisCluster } from './redis-cluster.js'
 export { makeTestCa, makeTestCert, opensslBinary, type TestCertificate } from './certs.js'
 export { startLdap, ldapBinaries, type LdapOptions, type LdapServer } from './ldap.js'
+export { startInfluxdb, influxdbBinary, type InfluxdbOptions, type InfluxdbServer, type InfluxSeries } from './influxdb.js'
+export { startRabbitmq, rabbitmqBinaries, type RabbitmqBinaries, type RabbitmqServer } from './rabbitmq.js'
+export { startClickhouse, clickhouseBinary, type ClickhouseOptions, type ClickhouseServer } from './clickhouse.js'
+export { startDynamodb, dynaliteCli, type DynamodbOptions, type DynamodbServer } from './dynamodb.js'
 export { MissingServerError, descendants, findBinary, freePort, pidAlive, runCommand } from './system.js'
 
 /** The servers the harness starts. */
-export type ServerKind = 'postgres' | 'mariadb' | 'redis' | 'ldap'
+export type ServerKind = 'postgres' | 'mariadb' | 'redis' | 'ldap' | 'influxdb' | 'rabbitmq' | 'clickhouse' | 'dynamodb'
 
 const BINARIES: Record<ServerKind, () => unknown> = {
   postgres: postgresBinaries,
   mariadb: mariadbBinaries,
   redis: redisBinary,
-  ldap: ldapBinaries
+  ldap: ldapBinaries,
+  influxdb: influxdbBinary,
+  rabbitmq: rabbitmqBinaries,
+  clickhouse: clickhouseBinary,
+  // an npm devDependency: missing, it is a broken `npm install`, not a reason to skip
+  dynamodb: dynaliteCli
 }
 
 /**

@@ -7,29 +7,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { downAndBack } from './checks.js'
 import {
-  describeWithServer, descendants, pidAlive, postgresBinaries, spawnServer, startLdap, startMariadb, startPostgres, startRedis,
-  MissingServerError, type LdapServer, type MariadbServer, type PostgresServer, type RedisServer, type ServerProcess
+  describeWithServer, pidAlive, postgresBinaries, spawnServer, startLdap, startMariadb, startPostgres, startRedis,
+  MissingServerError, type LdapServer, type MariadbServer, type PostgresServer, type RedisServer
 } from './index.js'
-
-/** The server's PID and those it forked, which must all be gone after a stop. */
-function processesOf (server: ServerProcess): number[] {
-  const pid = server.pid
-  if (pid === undefined) throw new Error(`${server.name} is not running`)
-  return [pid, ...descendants(pid)]
-}
-
-/** Stops (or kills) the server, checks nothing of it runs, and restarts it on the same port. */
-async function downAndBack (server: ServerProcess, how: 'stop' | 'kill'): Promise<void> {
-  const port = server.port
-  const before = processesOf(server)
-  await server[how]()
-  expect(server.pid).toBeUndefined()
-  expect(before.filter(pidAlive)).toEqual([])
-  await server.restart()
-  expect(server.port).toBe(port)
-  expect(server.pid).not.toBe(before[0])
-}
 
 describe('the server harness core', () => {
   it('fails a start whose process exits, with its output, and removes its directory', async () => {
