@@ -40,7 +40,7 @@ import type { PublishMessage } from '../node/mqtt/core.js'
 import { topicNameError } from '../node/mqtt/topic.js'
 import type { BridgeLink, RpcBridgeTransport } from '../node/bridge-transport.js'
 import { privateNetwork } from './private-network.js'
-import { Link, multiaddrOf, pskFromCookie, PING_MS, SILENCE_MS, type Frame, type Mesh } from './mesh.js'
+import { Link, multiaddrOf, pskFromCookie, PING_MS, SilenceClock, SILENCE_MS, type Frame, type Mesh } from './mesh.js'
 import { decodeBatch, encodeBatch, type ForwardedMessage } from './pub-batch.js'
 import { parseNodeAddress } from './node-address.js'
 
@@ -69,6 +69,7 @@ export class ClusterBridgeTransport implements RpcBridgeTransport {
   private readonly streams = new Set<Link>()
   private dialer: Promise<Libp2p> | null = null
   private keepalive: NodeJS.Timeout | null = null
+  private readonly silence = new SilenceClock()
   private stopped = false
 
   constructor (private readonly node: BridgeTransportComponents, private readonly mesh: Pick<Mesh, 'handle'>) {
@@ -144,9 +145,10 @@ export class ClusterBridgeTransport implements RpcBridgeTransport {
   /** Pings idle bridge streams and closes silent ones (a cut network sends no reset). */
   private checkStreams (): void {
     const now = Date.now()
+    const judge = this.silence.onTime(now)
     for (const link of this.streams) {
       if (link.closed) { this.streams.delete(link); continue }
-      if (now - link.lastIn > SILENCE_MS) {
+      if (judge && now - link.lastIn > SILENCE_MS) {
         this.log.warn(`bridge stream silent for ${SILENCE_MS / 1000} s: closing it`)
         link.stream.abort(new Error('silent'))
         // a new dial must not reuse a connection that went quiet

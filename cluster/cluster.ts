@@ -133,6 +133,8 @@ export class Cluster {
     // the address this run announces (a port of 0 binds another one each start)
     if (this.book.own.addr !== this.mesh.addr) this.book.set(this.node.name, { ...this.book.own, addr: this.mesh.addr })
     for (const [name] of this.book.members()) this.members.set(name, { downSince: Date.now(), lost: false })
+    // a member's link that closes keeps what it owed for the next one (cluster/mesh.ts, held batches)
+    this.mesh.keepsHeldFor = (name) => this.admitted.has(name)
     this.mesh.on('up', (hello) => { this.linkUp(hello) })
     this.mesh.on('down', (name) => { this.swapped.delete(name); this.acceptedBy.delete(name); this.peerDown(name) })
     this.mesh.on('frame', (from, frame) => {

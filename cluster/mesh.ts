@@ -58,6 +58,24 @@ export const PING_MS = 1000
 /** ... and a link silent this long is closed: its peer is gone or the network is cut. */
 export const SILENCE_MS = 5000
 
+/**
+ * The clock of the silence checks. After this process was itself stalled (a GC, a starved
+ * CPU), its check timer runs before the pending reads of the same loop turn: every peer then
+ * looked silent for as long as the stall, and a 5 s stall closed healthy links (found by
+ * bench/fuzz/cluster-door.ts on a loaded machine, where each false close lost messages).
+ * A check that comes late judges no silence; the next one, a second later, does.
+ */
+export class SilenceClock {
+  private last = Date.now()
+
+  /** True when this check comes on time, so silence can be judged. */
+  onTime (now: number): boolean {
+    const late = now - this.last > 2 * PING_MS
+    this.last = now
+    return !late
+  }
+}
+
 /** A frame on a link: `k` names its kind. */
 export interface Frame { k: string, [field: string]: unknown }
 
@@ -69,6 +87,11 @@ export interface Hello {
   addr: string
   /** When this node process started: a new value means the node restarted. */
   incarnation: number
+  /**
+   * The node acknowledges batches of forwarded messages (`{k: 'pa', n}`, see {@link Link}),
+   * so its peers keep each batch until then. Absent from nodes before it: nothing is kept.
+   */
+  acks?: boolean
 }
 
 /**
@@ -153,6 +176,22 @@ export class Link {
 
   /** Frames with a body of another type than MessagePack (set by the mesh). */
   onRaw: (type: number, body: Buffer) => void = () => {}
+  /** The peer acknowledges batches of forwarded messages (its hello says so; set by the mesh). */
+  peerAcks = false
+  /** Batches of forwarded messages received on this link, acknowledged to the peer once a turn. */
+  private batchesIn = 0
+  private ackScheduled = false
+  /** Batches of forwarded messages sent on this link. */
+  private batchesOut = 0
+  /** Those the peer has not acknowledged: `unacked[unackedHead..]`, oldest first, `unackedBytes` in all. */
+  private unacked: HeldBatch[] = []
+  private unackedHead = 0
+  private unackedBytes = 0
+  /**
+   * Told about unacknowledged batches given up on: a peer that never acknowledges keeps at
+   * most {@link HELD_MAX_BYTES} here (set by the mesh, which counts them as dropped).
+   */
+  onUnackedDropped: (batches: HeldBatch[]) => void = () => {}
 
   constructor (readonly stream: Stream, readonly connection: Connection, readonly dialer: string, private readonly onFrame: (frame: Frame) => void, private readonly onClose: () => void, private readonly log: Logger) {
     stream.addEventListener('message', (event) => {
@@ -180,9 +219,21 @@ export class Link {
     this.sendRaw(FRAME_MSGPACK, packr.pack(frame))
   }
 
-  /** Queues a frame whose body is already encoded (`type` says how). */
-  sendRaw (type: number, body: Buffer): void {
+  /**
+   * Queues a frame whose body is already encoded (`type` says how). A batch of forwarded
+   * messages holding `messages` that must not be lost (QoS 1/2 to subscribers) is kept until
+   * the peer acknowledges it, when the peer acknowledges batches.
+   */
+  sendRaw (type: number, body: Buffer, messages = 0): void {
     if (this.closed) return
+    if (type === FRAME_PUBLISH_BATCH) {
+      const i = this.batchesOut++
+      if (this.peerAcks && messages > 0) {
+        this.unacked.push({ i, type, body, messages })
+        this.unackedBytes += body.length
+        if (this.unackedBytes > HELD_MAX_BYTES) this.trimUnacked()
+      }
+    }
     const head = Buffer.allocUnsafe(HEADER_BYTES)
     head.writeUInt32BE(body.length, 0)
     head[4] = type
@@ -253,6 +304,7 @@ export class Link {
       const body = buffer.subarray(HEADER_BYTES, HEADER_BYTES + size)
       buffer = buffer.subarray(HEADER_BYTES + size)
       if (type !== FRAME_MSGPACK) {
+        if (type === FRAME_PUBLISH_BATCH) this.countBatchIn()
         try { this.onRaw(type, body) } catch (err) { this.log.warn({ err, type }, 'cluster frame handler failed') }
         continue
       }
@@ -269,6 +321,8 @@ export class Link {
       // handler's guard and killed the node (found by bench/fuzz/cluster-door.ts)
       if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) { this.abort(new Error('a frame that is not a map')); return }
       if (frame.k === 'ping') continue
+      // `pa`: the peer handled our batches of forwarded messages (not `ack`: the bridges' frame)
+      if (frame.k === 'pa') { this.acked(frame.n); continue }
       try { this.onFrame(frame) } catch (err) { this.log.warn({ err, kind: frame?.k }, 'cluster frame handler failed') }
     }
     this.readBuffer = buffer.length === 0 ? Buffer.alloc(0) : Buffer.from(buffer)
@@ -279,7 +333,64 @@ export class Link {
     this.log.warn({ err }, 'closing cluster link')
     this.stream.abort(err)
   }
+
+  /** One more batch of forwarded messages handled: acknowledged (cumulatively) at the end of the turn. */
+  private countBatchIn (): void {
+    this.batchesIn++
+    if (this.ackScheduled) return
+    this.ackScheduled = true
+    setImmediate(() => {
+      this.ackScheduled = false
+      this.send({ k: 'pa', n: this.batchesIn })
+    })
+  }
+
+  /** The oldest unacknowledged batches go until what is kept fits {@link HELD_MAX_BYTES}. */
+  private trimUnacked (): void {
+    const from = this.unackedHead
+    while (this.unackedBytes > HELD_MAX_BYTES && this.unackedHead < this.unacked.length - 1) this.unackedBytes -= this.unacked[this.unackedHead++].body.length
+    this.onUnackedDropped(this.unacked.slice(from, this.unackedHead))
+    this.compactUnacked()
+  }
+
+  /** The peer handled the first `n` batches sent on this link: they are no longer kept. */
+  private acked (n: unknown): void {
+    if (typeof n !== 'number') return
+    const list = this.unacked
+    while (this.unackedHead < list.length && list[this.unackedHead].i < n) this.unackedBytes -= list[this.unackedHead++].body.length
+    this.compactUnacked()
+  }
+
+  private compactUnacked (): void {
+    const list = this.unacked
+    if (this.unackedHead === list.length) { this.unacked = []; this.unackedHead = 0 } else if (this.unackedHead > 1024 && this.unackedHead * 2 > list.length) { this.unacked = list.slice(this.unackedHead); this.unackedHead = 0 }
+  }
+
+  /** The batches sent and never acknowledged (the link closed): handed over once. */
+  takeUnacked (): HeldBatch[] {
+    const out = this.unacked.slice(this.unackedHead)
+    this.unacked = []
+    this.unackedHead = 0
+    this.unackedBytes = 0
+    return out
+  }
 }
+
+/** A batch of forwarded messages kept until a peer acknowledges it. */
+export interface HeldBatch {
+  /** Its number on the link it was sent on. */
+  i: number
+  type: number
+  body: Buffer
+  /** The messages in it that must not be lost (QoS 1/2 to subscribers). */
+  messages: number
+}
+
+/**
+ * Bytes of batches kept per peer while its link is down (beyond it the oldest go, counted by
+ * the owner of {@link Mesh.onHeldDropped}).
+ */
+export const HELD_MAX_BYTES = 64 * 1024 * 1024
 
 /**
  * The node's end of the mesh. Emits `up`/`down` per peer, `frame` for link frames and
@@ -292,9 +403,19 @@ export class Mesh extends EventEmitter<MeshEvents> {
   readonly incarnation = Date.now()
   private stopped = false
   private keepalive: NodeJS.Timeout | null = null
+  private readonly silence = new SilenceClock()
   private readonly log: Logger
   /** The host:port this node announces (its name's host, the bound port). */
   addr = ''
+  /**
+   * Batches of forwarded messages for a peer whose link is down: unacknowledged when it
+   * closed, or held while it was down ({@link hold}). Sent first on its next link.
+   */
+  private readonly held = new Map<string, { batches: HeldBatch[], bytes: number }>()
+  /** Told about held batches given up on (over {@link HELD_MAX_BYTES}, a peer not kept for, or {@link dropHeld}). */
+  onHeldDropped: (name: string, batches: HeldBatch[]) => void = () => {}
+  /** Whether what a closed link to `name` still owed is held for its next link (a member: set by the cluster). */
+  keepsHeldFor: (name: string) => boolean = () => false
 
   constructor (private readonly init: MeshInit) {
     super()
@@ -354,9 +475,10 @@ export class Mesh extends EventEmitter<MeshEvents> {
    */
   private checkLinks (): void {
     const now = Date.now()
+    const judge = this.silence.onTime(now)
     for (const [name, link] of this.links) {
       if (link.closed) continue
-      if (now - link.lastIn > SILENCE_MS) {
+      if (judge && now - link.lastIn > SILENCE_MS) {
         this.log.warn({ peer: name }, `cluster link to ${name} silent for ${SILENCE_MS / 1000} s: closing it`)
         // a cut network may never deliver the close: drop the whole connection (a new dial
         // must not reuse it) and count the peer as gone now
@@ -391,7 +513,7 @@ export class Mesh extends EventEmitter<MeshEvents> {
 
   /** The hello this node sends. */
   hello (): Hello {
-    return { name: this.name, addr: this.addr, incarnation: this.incarnation }
+    return { name: this.name, addr: this.addr, incarnation: this.incarnation, acks: true }
   }
 
   /** Names of the peers with a link up. */
@@ -472,6 +594,8 @@ export class Mesh extends EventEmitter<MeshEvents> {
   private adopt (link: Link, hello: Hello): void {
     link.onRaw = (type, body) => { this.emit('raw', hello.name, type, body) }
     link.onDrained = () => { this.emit('drain', hello.name) }
+    link.peerAcks = hello.acks === true
+    link.onUnackedDropped = (batches) => { this.onHeldDropped(hello.name, batches) }
     const existing = this.links.get(hello.name)
     if (existing !== undefined && !existing.closed && existing.hello !== null) {
       const sameIncarnation = existing.hello.incarnation === hello.incarnation
@@ -487,7 +611,42 @@ export class Mesh extends EventEmitter<MeshEvents> {
     link.hello = hello
     this.links.set(hello.name, link)
     this.log.info({ peer: hello.name, addr: hello.addr }, 'cluster link up')
+    this.resendHeld(hello.name, link)
     this.emit('up', hello)
+  }
+
+  /** Sends the batches held for `name` on its new link, before anything else. */
+  private resendHeld (name: string, link: Link): void {
+    const held = this.held.get(name)
+    if (held === undefined) return
+    this.held.delete(name)
+    for (const b of held.batches) link.sendRaw(b.type, b.body, b.messages)
+    this.log.info({ peer: name, batches: held.batches.length, messages: held.batches.reduce((n, b) => n + b.messages, 0) }, 'cluster link up: sent again what the peer had not acknowledged')
+  }
+
+  /**
+   * Keeps a batch of forwarded messages for `name`, whose link is down, to be sent first on
+   * its next link (the owner decides how long: {@link dropHeld}).
+   */
+  hold (name: string, type: number, body: Buffer, messages: number): void {
+    this.keep(name, [{ i: 0, type, body, messages }])
+  }
+
+  /** Gives up the batches held for `name` (it left, or stayed away too long); returns them. */
+  dropHeld (name: string): HeldBatch[] {
+    const held = this.held.get(name)
+    this.held.delete(name)
+    return held?.batches ?? []
+  }
+
+  private keep (name: string, batches: HeldBatch[]): void {
+    if (batches.length === 0) return
+    let held = this.held.get(name)
+    if (held === undefined) this.held.set(name, held = { batches: [], bytes: 0 })
+    for (const b of batches) { held.batches.push(b); held.bytes += b.body.length }
+    let over = 0
+    while (held.bytes > HELD_MAX_BYTES && over < held.batches.length - 1) held.bytes -= held.batches[over++].body.length
+    if (over > 0) this.onHeldDropped(name, held.batches.splice(0, over))
   }
 
   /** True while the link to `name` is congested (see {@link LINK_HIGH_WATER}). */
@@ -502,7 +661,18 @@ export class Mesh extends EventEmitter<MeshEvents> {
 
   private closed (link: Link): void {
     const name = link.hello?.name
-    if (name === undefined || this.links.get(name) !== link) return
+    if (name === undefined) return
+    const unacked = link.takeUnacked()
+    if (this.links.get(name) !== link) {
+      // a duplicate link replaced by another: what it still owed goes on the one kept
+      const current = this.links.get(name)
+      if (current !== undefined && !current.closed) for (const b of unacked) current.sendRaw(b.type, b.body, b.messages)
+      else if (this.keepsHeldFor(name)) this.keep(name, unacked)
+      else if (unacked.length > 0) this.onHeldDropped(name, unacked)
+      return
+    }
+    if (this.keepsHeldFor(name)) this.keep(name, unacked)
+    else if (unacked.length > 0) this.onHeldDropped(name, unacked)
     this.links.delete(name)
     if (!this.stopped) this.log.info({ peer: name }, 'cluster link down')
     this.emit('down', name)
@@ -516,11 +686,15 @@ export class Mesh extends EventEmitter<MeshEvents> {
     return true
   }
 
-  /** Sends a pre-encoded frame body to `name`; false when the link is down. */
-  sendRaw (name: string, type: number, body: Buffer): boolean {
+  /**
+   * Sends a pre-encoded frame body to `name`; false when the link is down. A batch of
+   * forwarded messages with `messages` that must not be lost is kept until acknowledged, and
+   * held (sent again on the next link) when the link closes first.
+   */
+  sendRaw (name: string, type: number, body: Buffer, messages = 0): boolean {
     const link = this.links.get(name)
     if (link === undefined || link.hello === null || link.closed) return false
-    link.sendRaw(type, body)
+    link.sendRaw(type, body, messages)
     return true
   }
 

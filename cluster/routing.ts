@@ -27,7 +27,7 @@ import { sharedKey } from '../node/mqtt/router.js'
 import type { Mesh, Frame } from './mesh.js'
 import type { MeshRpc } from './rpc.js'
 import { RouteTable } from './route-table.js'
-import { FRAME_PUBLISH_BATCH, LINK_HIGH_WATER } from './mesh.js'
+import { FRAME_PUBLISH_BATCH, LINK_HIGH_WATER, type HeldBatch } from './mesh.js'
 import { decodeBatch, encodeBatch, type ForwardedMessage } from './pub-batch.js'
 
 /** How long a stopped node's routes are kept (it may be back in a moment). */
@@ -106,6 +106,7 @@ export class Routing {
       })
     )
     this.mesh.on('drain', (name) => { this.release(name) })
+    this.mesh.onHeldDropped = (name, batches) => { this.dropHeld(name, batches) }
     this.mesh.on('frame', (from, frame) => { this.onFrame(from, frame) })
     this.mesh.on('raw', (from, type, body) => {
       if (type !== FRAME_PUBLISH_BATCH) return
@@ -169,7 +170,10 @@ export class Routing {
     if (this.graceTimers.has(name)) return
     const timer = setTimeout(() => {
       this.graceTimers.delete(name)
-      if (!this.mesh.isUp(name)) this.table.drop(name)
+      if (!this.mesh.isUp(name)) {
+        this.table.drop(name)
+        this.dropHeld(name, this.mesh.dropHeld(name))
+      }
     }, ROUTE_GRACE_MS)
     timer.unref()
     this.graceTimers.set(name, timer)
@@ -181,6 +185,7 @@ export class Routing {
     const timer = this.graceTimers.get(name)
     if (timer !== undefined) { clearTimeout(timer); this.graceTimers.delete(name) }
     this.table.drop(name)
+    this.dropHeld(name, this.mesh.dropHeld(name))
   }
 
   private count (key: string, delta: number): void {
@@ -344,15 +349,45 @@ export class Routing {
         this.dropAll(all, m => m.qos === 0 && m.routed, 'cluster_link_full')
         if (batch.length === 0) continue
       }
-      if (!this.mesh.sendRaw(node, FRAME_PUBLISH_BATCH, encodeBatch(brokerId, batch))) {
-        // the node is stopped (its routes are kept for a grace period): lost for its subscribers
-        this.dropAll(batch, m => m.routed, 'cluster_link_down')
-        continue
-      }
       let forwarded = 0
-      for (let i = 0; i < batch.length; i++) if (batch[i].routed) forwarded++
+      let kept = 0
+      for (let i = 0; i < batch.length; i++) {
+        if (!batch[i].routed) continue
+        forwarded++
+        if (batch[i].qos > 0) kept++
+      }
+      const body = encodeBatch(brokerId, batch)
+      if (!this.mesh.sendRaw(node, FRAME_PUBLISH_BATCH, body, kept)) {
+        if (kept > 0 && this.graceTimers.has(node)) {
+          // the node's link is down and its routes are kept: so are its QoS 1/2 messages,
+          // sent first on its next link (or dropped, counted, when the grace ends)
+          this.mesh.hold(node, FRAME_PUBLISH_BATCH, body, kept)
+        } else {
+          // the node is stopped for good: lost for its subscribers, and counted
+          this.dropAll(batch, m => m.routed, 'cluster_link_down')
+          continue
+        }
+      }
       this.node.metrics['messages/forward'] += forwarded
     }
+  }
+
+  /** Counts the QoS 1/2 messages of held batches given up on (`batches` of `name`). */
+  private dropHeld (name: string, batches: HeldBatch[]): void {
+    const broker = this.node.broker
+    let lost = 0
+    for (const b of batches) {
+      try {
+        decodeBatch(b.body, (_brokerId, m) => {
+          if (m.qos === 0) return
+          lost++
+          broker.dropped(m, 'cluster_link_down')
+        })
+      } catch (err) {
+        this.log.warn({ err, peer: name }, 'a held batch could not be read back')
+      }
+    }
+    if (lost > 0) this.log.warn({ peer: name, lost }, 'QoS 1/2 messages forwarded to a node were dropped unacknowledged (it left, stayed away past the grace, or owed too much)')
   }
 
   /** Counts (in `messages/dropped`, with `reason`) the messages of `batch` that `which` picks. */

@@ -25,7 +25,7 @@ export class MeshRpc {
   constructor (private readonly mesh: Mesh, private readonly timeoutMs: number) {
     mesh.on('frame', (from, frame) => {
       if (frame.k === 'q') void this.answer(from, frame)
-      else if (frame.k === 'r') this.settle(frame)
+      else if (frame.k === 'r') this.settle(from, frame)
     })
     mesh.on('down', (name) => {
       for (const [id, p] of this.pending) {
@@ -71,9 +71,15 @@ export class MeshRpc {
     }
   }
 
-  private settle (frame: Frame): void {
+  /**
+   * An answer settles a call only when it comes from the node the call went to: ids are
+   * this node's counter, so any linked peer could otherwise answer another node's call (a
+   * routes or data snapshot, a session takeover) with what it liked (found by
+   * bench/fuzz/cluster-door.ts's `r` frames).
+   */
+  private settle (from: string, frame: Frame): void {
     const p = this.pending.get(frame.id as number)
-    if (p === undefined) return
+    if (p === undefined || p.node !== from) return
     this.pending.delete(frame.id as number)
     clearTimeout(p.timer)
     if (frame.ok === true) p.resolve(frame.v)

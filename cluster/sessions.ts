@@ -107,14 +107,23 @@ export class Sessions {
     this.mesh.broadcast({ k: 'reg', id: clientId, at: entry?.at ?? 0, on: entry?.on ?? false, del: entry === null })
   }
 
+  /**
+   * `reg` and `reg=` frames: entries whose client id is not a non-empty string or whose time
+   * is not a number are skipped (a `reg=` whose list was not one threw in the frame handler,
+   * found by bench/fuzz/cluster-door.ts).
+   */
   private onFrame (from: string, frame: Frame): void {
     if (frame.k === 'reg') {
-      this.setRemote(from, frame.id as string, frame.del === true ? null : { at: frame.at as number, on: frame.on === true })
-      if (frame.del !== true) this.resolveDuplicate(frame.id as string)
+      if (!isEntry([frame.id, frame.at])) return
+      const id = frame.id as string
+      this.setRemote(from, id, frame.del === true ? null : { at: frame.at as number, on: frame.on === true })
+      if (frame.del !== true) this.resolveDuplicate(id)
     } else if (frame.k === 'reg=') {
+      if (!Array.isArray(frame.e)) return
+      const entries = (frame.e as unknown[]).filter(isEntry)
       this.forget(from)
-      for (const [id, at, on] of frame.e as Array<[string, number, boolean]>) this.setRemote(from, id, { at, on })
-      for (const [id] of frame.e as Array<[string, number, boolean]>) this.resolveDuplicate(id)
+      for (const [id, at, on] of entries) this.setRemote(from, id, { at, on: on === true })
+      for (const [id] of entries) this.resolveDuplicate(id)
     }
   }
 
@@ -184,4 +193,9 @@ export class Sessions {
       void closing.then(done)
     })
   }
+}
+
+/** A `[clientId, connectedAt, online]` entry of a `reg=` frame (or `[id, at]` of a `reg`). */
+function isEntry (e: unknown): e is [string, number, boolean] {
+  return Array.isArray(e) && typeof e[0] === 'string' && e[0] !== '' && typeof e[1] === 'number' && Number.isFinite(e[1])
 }

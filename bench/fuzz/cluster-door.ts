@@ -383,8 +383,8 @@ const SHARED_TABLES = ['rules', 'resources', 'schemas', 'banned', 'auth_clientid
 /** A frame of the link's vocabulary, fields mostly of the right type, some mutated. */
 function linkFrame (r: Random): Record<string, unknown> {
   const v = (good: () => unknown): unknown => r.chance(0.25) ? randomValue(r, 2) : good()
-  switch (r.int(12)) {
-    case 0: return { k: 'hello', hello: v(() => ({ name: fuzzName(r), addr: v(() => `127.0.0.1:${r.int(65536)}`), incarnation: v(() => Date.now()) })) }
+  switch (r.int(13)) {
+    case 0: return { k: 'hello', hello: v(() => ({ name: fuzzName(r), addr: v(() => `127.0.0.1:${r.int(65536)}`), incarnation: v(() => Date.now()), acks: v(() => r.chance(0.5)) })) }
     case 1: return { k: 'members', full: v(() => r.chance(0.5)), join: v(() => r.chance(0.3)), reply: v(() => r.chance(0.3)), list: v(() => Array.from({ length: r.int(4) }, () => ({ name: v(() => fuzzName(r)), addr: v(() => '127.0.0.1:1'), stamp: v(() => nastyNumber(r)), departed: v(() => r.chance(0.3)) }))) }
     case 2: return { k: r.pick(['accepted', 'not-member']), stamp: v(() => nastyNumber(r)) }
     case 3: {
@@ -402,6 +402,8 @@ function linkFrame (r: Random): Record<string, unknown> {
     case 8: return { k: 'routes', add: v(() => Array.from({ length: r.int(5) }, () => v(() => r.pick(['fz/#', '#', '+/x', '$share/g/fz', nastyString(r).slice(0, 100)])))), del: v(() => [r.pick(['fz/#', '#'])]) }
     case 9: return { k: 'routes=', keys: v(() => Array.from({ length: r.int(5) }, () => v(() => r.pick(['fz/#', '$queue/fz', nastyString(r).slice(0, 100)])))) }
     case 10: return { k: 'ping' }
+    // acknowledgements of forwarded batches (cluster/mesh.ts): counts of every kind, on this link
+    case 11: return { k: 'pa', n: v(() => nastyNumber(r)) }
     default: return { k: v(() => nastyString(r).slice(0, 50)), x: randomValue(r, 2) }
   }
 }

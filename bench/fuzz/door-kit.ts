@@ -42,12 +42,14 @@ export interface DoorStats {
   witnessReceived: number
   /** The witness's clients stayed connected to the end. */
   witnessConnected: boolean
+  /** The messages the witness lost, as runs of sequence numbers with when they were published (empty when none). */
+  witnessMissing: string[]
   elapsedMs: number
 }
 
 /** Fresh counts for `door`. */
 export function newStats (door: string): DoorStats {
-  return { door, inputs: 0, byKind: {}, answers: {}, failures: {}, examples: {}, witnessSent: 0, witnessReceived: 0, witnessConnected: true, elapsedMs: 0 }
+  return { door, inputs: 0, byKind: {}, answers: {}, failures: {}, examples: {}, witnessSent: 0, witnessReceived: 0, witnessConnected: true, witnessMissing: [], elapsedMs: 0 }
 }
 
 /** Adds one to `into[key]`. */
@@ -129,10 +131,13 @@ export async function startWitness (target: WitnessTarget, stats: DoorStats, tag
     stats.witnessReceived = 0
   }
   let running = true
+  // when each message was acknowledged (ms since the epoch): the report places a loss in time
+  const ackedAt: number[] = []
   const loop = (async () => {
     let n = 0
     while (running && pub.connected) {
       await pub.publishAsync(`${topic}/${n % 10}`, String(n), { qos: 1 })
+      ackedAt.push(Date.now())
       stats.witnessSent = ++n
       await sleep(5)
     }
@@ -145,9 +150,27 @@ export async function startWitness (target: WitnessTarget, stats: DoorStats, tag
       stats.witnessConnected = sub.connected && pub.connected
       const deadline = Date.now() + 10_000
       while (stats.witnessReceived < stats.witnessSent && Date.now() < deadline && alive()) await sleep(20)
+      stats.witnessMissing = missingRuns(ackedAt, seen)
     },
     close: () => { running = false; sub.end(true); pub.end(true) }
   }
+}
+
+/**
+ * The runs of sequence numbers acknowledged and never received, each as `first-last (n) at
+ * <time of the first>`, at most 50: a loss in bursts shows when each burst happened, to be
+ * found in the node's log (bench/fuzz/node-under-test.ts, `FUZZ_NODE_LOG`).
+ */
+function missingRuns (ackedAt: number[], seen: Set<string>): string[] {
+  const runs: string[] = []
+  for (let i = 0; i < ackedAt.length && runs.length < 50; i++) {
+    if (seen.has(String(i))) continue
+    let j = i
+    while (j + 1 < ackedAt.length && !seen.has(String(j + 1))) j++
+    runs.push(`${i}-${j} (${j - i + 1}) at ${new Date(ackedAt[i]).toISOString()}`)
+    i = j
+  }
+  return runs
 }
 
 async function connected (c: MqttClient): Promise<void> {

@@ -53,7 +53,8 @@ function result (s: DoorStats): DoorResult {
       `failures:                         ${JSON.stringify(s.failures)}`,
       ...Object.entries(s.examples).map(([kind, list]) => `  e.g. ${kind}: ${list.slice(0, 3).join('\n       ')}`),
       `witness QoS 1 sent / received:    ${s.witnessSent} / ${s.witnessReceived}`,
-      `witness stayed connected:         ${s.witnessConnected}`
+      `witness stayed connected:         ${s.witnessConnected}`,
+      ...(s.witnessMissing.length > 0 ? [`witness lost (runs):              ${s.witnessMissing.join('\n                                  ')}`] : [])
     ]
   }
 }

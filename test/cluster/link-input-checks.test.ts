@@ -12,7 +12,10 @@
  *   the book, and the next dial round threw on it in a timer, which killed the node);
  * - a hello without a non-empty name, an address and an incarnation closes the link (a link
  *   named "" wrote an empty key into the member book on its next frame and killed the node),
- *   and so does a frame that is not a map (reading the kind of a nil frame killed the node).
+ *   and so does a frame that is not a map (reading the kind of a nil frame killed the node);
+ * - an RPC answer settles a call only when it comes from the node the call went to (any
+ *   linked peer could answer another node's routes, data or takeover call by guessing its id);
+ * - `reg`/`reg=` entries of the wrong shape are skipped (a `reg=` list that was not one threw).
  */
 import { encodeBatch, type ForwardedMessage } from '../../cluster/pub-batch.js'
 import { FRAME_PUBLISH_BATCH, multiaddrOf, pskFromCookie } from '../../cluster/mesh.js'
@@ -77,6 +80,58 @@ test('member entries of the wrong shape are dropped: the book and the dial round
   await new Promise(resolve => setTimeout(resolve, 4500))
   expect(b.cluster.status().map(m => m.name).sort()).toEqual(before)
   expect(b.cluster.status().every(m => m.status === 'running')).toBe(true)
+})
+
+/** A libp2p peer with the cluster's cookie, linked to `node` as `name` by a hello; `send` writes frames on the link. */
+async function fakeMember (node: TestNode, name: string): Promise<{ send: (...frames: unknown[]) => void, stop: () => Promise<void> }> {
+  const packr = new Packr({ useRecords: false, moreTypes: false })
+  const frame = (value: unknown): Uint8Array => {
+    const body = packr.pack(value)
+    const head = Buffer.alloc(5)
+    head.writeUInt32BE(body.length, 0)
+    return Buffer.concat([head, body])
+  }
+  const peer = await createLibp2p({
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+    connectionProtector: preSharedKey({ psk: pskFromCookie(node.config['node.cookie']) })
+  })
+  const connection = await peer.dial(multiaddr(multiaddrOf('127.0.0.1', node.cluster.mesh.port)))
+  const stream = await connection.newStream('/starling/link/1.0.0')
+  const send = (...frames: unknown[]): void => { stream.send(Buffer.concat(frames.map(frame))) }
+  send({ k: 'hello', hello: { name, addr: '127.0.0.1:1', incarnation: Date.now() } })
+  await waitFor(() => node.cluster.mesh.isUp(name), `${name}'s link`)
+  return { send, stop: async () => { await peer.stop() } }
+}
+
+test('an RPC answer from another peer than the one called does not settle the call', async () => {
+  a.cluster.rpc.handle('test.slow', async () => { await new Promise(resolve => setTimeout(resolve, 300)); return 'from a' })
+  const peer = await fakeMember(b, 'forger@127.0.0.1')
+  try {
+    const call = b.cluster.rpc.call(a.name, 'test.slow', {})
+    const last = (b.cluster.rpc as unknown as { nextId: number }).nextId
+    const forged = []
+    for (let id = Math.max(1, last - 50); id <= last + 5; id++) forged.push({ k: 'r', id, ok: true, v: 'forged' })
+    peer.send(...forged)
+    expect(await call).toBe('from a')
+  } finally {
+    await peer.stop()
+  }
+})
+
+test('reg and reg= entries of the wrong shape are skipped; the good ones are taken', async () => {
+  const peer = await fakeMember(b, 'regs@127.0.0.1')
+  try {
+    peer.send({ k: 'reg=', e: 5 }, { k: 'reg=', e: [null, 7, ['', 1, true], [{}, 1, true], ['r-bad-at', 'x', true], ['r-good', 1, true]] },
+      { k: 'reg', id: null, at: 1 }, { k: 'reg', id: 'r-reg', at: 'x' }, { k: 'reg', id: 'r-two', at: 2, on: true })
+    await waitFor(() => b.cluster.sessions.whereIs('r-two') === 'regs@127.0.0.1', 'the good reg')
+    expect(b.cluster.sessions.whereIs('r-good')).toBe('regs@127.0.0.1')
+    expect(b.cluster.sessions.whereIs('r-bad-at')).toBeUndefined()
+    expect(b.cluster.sessions.whereIs('r-reg')).toBeUndefined()
+  } finally {
+    await peer.stop()
+  }
 })
 
 test('a link whose hello has no proper name, or whose frame is not a map, is closed', async () => {
