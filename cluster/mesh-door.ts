@@ -18,7 +18,7 @@
  *   longer than {@link WAIT_MS}.
  */
 import { EventEmitter } from 'node:events'
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net'
+import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net'
 
 /** Connections held while libp2p starts (as many as libp2p lets be in their handshake). */
 const MAX_WAITING = 256
@@ -112,4 +112,16 @@ export class MeshDoor extends EventEmitter<MeshDoorEvents> {
     this.adopter!(socket)
     socket.resume()
   }
+}
+
+/**
+ * Opens a TCP connection to `host:port` and closes it at once, ignoring any failure: a
+ * standalone node there starts libp2p at it. A node that dials before its own libp2p runs
+ * knocks first, so both load libp2p at the same time rather than one after the other.
+ */
+export function knock (host: string, port: number): void {
+  const socket = createConnection({ host, port, timeout: 1000 })
+  socket.once('connect', () => { socket.destroy() })
+  socket.once('timeout', () => { socket.destroy() })
+  socket.once('error', () => { socket.destroy() })
 }

@@ -21,7 +21,7 @@ import { isIP } from 'node:net'
 import { Packr } from 'msgpackr'
 import type { Stream, Connection } from '@libp2p/interface'
 import type { Logger } from '../node/logger.js'
-import { MeshDoor } from './mesh-door.js'
+import { MeshDoor, knock } from './mesh-door.js'
 import type { MeshHost, StreamHandler } from './mesh-host.js'
 
 const LINK_PROTOCOL = '/starling/link/1.0.0'
@@ -443,6 +443,8 @@ export class Mesh extends EventEmitter<MeshEvents> {
     const signal = AbortSignal.timeout(timeoutMs)
     let stream: Stream
     let connection: Connection
+    // a standalone node there loads libp2p while this one does
+    if (this.host === null) knock(host, port)
     try {
       const libp2p = await this.wake()
       ;({ stream, connection } = await libp2p.open(multiaddrOf(host, port), LINK_PROTOCOL, signal))
