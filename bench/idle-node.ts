@@ -8,10 +8,17 @@
  * `--packages` prints the npm packages the idle node resolved (the module hook of
  * test/helpers/loaded-packages.mjs). Run by hand; numbers go into docs/performance.md.
  *
+ * Variants measured in the same rounds, beside the default node: `--compare <dir>` another
+ * build (a repository root, built: the A/B against a baseline), `--knock` a node whose cluster
+ * port took one TCP connection (libp2p started, cluster/mesh-door.ts), `--node-options
+ * <flags>` a node run with those V8/Node flags (e.g. `--max-semi-space-size=8`).
+ *
  *   npx tsc -p tsconfig.build.json && node dist/bench/idle-node.js [--rounds 3] [--settle 10]
  *     [--imports libp2p,@libp2p/gossipsub,./dist/rules/index.js] [--packages]
+ *     [--compare /tmp/base] [--knock] [--node-options=--max-semi-space-size=8]
  */
 import { spawn } from 'node:child_process'
+import { createConnection } from 'node:net'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -28,7 +35,10 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     settle: { type: 'string', default: '10' },
     imports: { type: 'string', default: '' },
-    packages: { type: 'boolean', default: false }
+    packages: { type: 'boolean', default: false },
+    compare: { type: 'string', default: '' },
+    knock: { type: 'boolean', default: false },
+    'node-options': { type: 'string', default: '' }
   }
 })
 const rounds = Number(values.rounds)
@@ -68,20 +78,46 @@ function importScript (specifier: string): string {
   return `await import(${JSON.stringify(target)}); ${BARE}`
 }
 
+/** How a measured node differs from the default one. */
+interface NodeVariant {
+  /** Repository root of the build to run (default this one). */
+  root?: string
+  /** Extra environment (NODE_OPTIONS ...). */
+  env?: Record<string, string>
+  /** Connect once to the node's cluster port after its start (libp2p starts then). */
+  knock?: boolean
+}
+
+/** Opens a TCP connection to `port` on loopback and closes it once connected. */
+async function knockOn (port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const socket = createConnection({ host: '127.0.0.1', port })
+    socket.once('connect', () => { socket.destroy(); resolve() })
+    socket.once('error', reject)
+  })
+}
+
 /** RSS of a default node after `settleMs` idle; with `hookFile`, the packages it resolved are written there at exit. */
-async function nodeRss (hookFile?: string): Promise<number> {
-  const base = starlingTarget(repoRoot)
-  const target: BrokerTarget = hookFile === undefined
-    ? base
-    : {
-        ...base,
-        command: (port, dataDir) => {
-          const cmd = base.command(port, dataDir)
-          const hook = path.join(repoRoot, 'test/helpers/loaded-packages.mjs')
-          return { ...cmd, env: { ...cmd.env, NODE_OPTIONS: `--import ${hook}`, LOADED_PACKAGES_FILE: hookFile } }
-        }
-      }
-  const broker = await startBroker(target, 1024, repoRoot)
+async function nodeRss (variant: NodeVariant = {}, hookFile?: string): Promise<number> {
+  const base = starlingTarget(variant.root ?? repoRoot)
+  const hook = path.join(repoRoot, 'test/helpers/loaded-packages.mjs')
+  const target: BrokerTarget = {
+    ...base,
+    command: (port, dataDir) => {
+      const cmd = base.command(port, dataDir)
+      const env = { ...cmd.env, ...variant.env }
+      if (hookFile !== undefined) Object.assign(env, { NODE_OPTIONS: `${env.NODE_OPTIONS ?? ''} --import ${hook}`.trim(), LOADED_PACKAGES_FILE: hookFile })
+      return { ...cmd, env }
+    }
+  }
+  const broker = await startBroker(target, 1024, variant.root ?? repoRoot)
+  if (variant.knock === true) {
+    const banner = /Start cluster listener on [^ ]*:(\d+) successfully/
+    for (let i = 0; i < 50 && !banner.test(broker.output()); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    const port = banner.exec(broker.output())?.[1]
+    if (port === undefined) throw new Error(`no cluster port in the node's output:\n${broker.output()}`)
+    await knockOn(Number(port))
+  }
   await new Promise((resolve) => setTimeout(resolve, settleMs))
   const rss = rssMb(broker.pid)
   const exited = broker.exited()
@@ -101,13 +137,17 @@ function record (name: string, rss: number): void {
 }
 
 const imports = values.imports.split(',').filter((s) => s !== '')
+const variants: Array<[string, NodeVariant]> = [['default node', {}]]
+if (values.compare !== '') variants.push([`default node (${values.compare})`, { root: path.resolve(values.compare) }])
+if (values.knock) variants.push(['node, cluster port knocked', { knock: true }])
+if (values['node-options'] !== '') variants.push([`node ${values['node-options']}`, { env: { NODE_OPTIONS: values['node-options'] } }])
 for (let round = 1; round <= rounds; round++) {
-  // the bare process and the node are read at the same time, so machine load hits both alike
-  const [bare, node] = await Promise.all([scriptRss(BARE), nodeRss()])
+  // the bare process and the nodes are read at the same time, so machine load hits all alike
+  const [bare, ...nodes] = await Promise.all([scriptRss(BARE), ...variants.map(async ([, variant]) => await nodeRss(variant))])
   record('bare node -e', bare)
-  record('default node', node)
+  variants.forEach(([name], i) => { record(name, nodes[i]) })
   for (const specifier of imports) record(`import ${specifier}`, await scriptRss(importScript(specifier)))
-  console.error(`round ${round}: bare ${bare.toFixed(1)} MiB, node ${node.toFixed(1)} MiB`)
+  console.error(`round ${round}: bare ${bare.toFixed(1)} MiB, ${variants.map(([name], i) => `${name} ${nodes[i].toFixed(1)} MiB`).join(', ')}`)
 }
 
 const bare = median(samples.get('bare node -e') ?? [])
@@ -121,7 +161,7 @@ console.table([...samples].map(([name, xs]) => ({
 if (values.packages) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'idle-node-'))
   const file = path.join(dir, 'packages.txt')
-  await nodeRss(file)
+  await nodeRss({}, file)
   console.log('packages an idle default node resolved:\n' + readFileSync(file, 'utf8').trim().split('\n').join(' '))
   rmSync(dir, { recursive: true, force: true })
 }

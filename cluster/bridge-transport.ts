@@ -26,20 +26,12 @@
  *   control frames (`bridge`, `welcome`, `refused`, `ack`, `nack`, `ping`) and raw batch
  *   frames ({@link FRAME_BRIDGE_BATCH}: u32 batch id, then an encodeBatch body).
  */
-import './polyfills.js'
-import { createLibp2p, type Libp2p } from 'libp2p'
-import { tcp } from '@libp2p/tcp'
-import { noise } from '@chainsafe/libp2p-noise'
-import { yamux } from '@chainsafe/libp2p-yamux'
-import { identify } from '@libp2p/identify'
-import { generateKeyPair } from '@libp2p/crypto/keys'
-import { multiaddr } from '@multiformats/multiaddr'
 import type { Connection, Stream } from '@libp2p/interface'
 import type { Logger } from '../node/logger.js'
 import type { PublishMessage } from '../node/mqtt/core.js'
 import { topicNameError } from '../node/mqtt/topic.js'
 import type { BridgeLink, RpcBridgeTransport } from '../node/bridge-transport.js'
-import { privateNetwork } from './private-network.js'
+import type { MeshHost } from './mesh-host.js'
 import { Link, multiaddrOf, pskFromCookie, PING_MS, SilenceClock, SILENCE_MS, type Frame, type Mesh } from './mesh.js'
 import { decodeBatch, encodeBatch, type ForwardedMessage } from './pub-batch.js'
 import { parseNodeAddress } from './node-address.js'
@@ -67,7 +59,7 @@ export class ClusterBridgeTransport implements RpcBridgeTransport {
   private readonly log: Logger
   /** Every open bridge stream, both directions, for the keepalive and stop. */
   private readonly streams = new Set<Link>()
-  private dialer: Promise<Libp2p> | null = null
+  private dialer: Promise<MeshHost> | null = null
   private keepalive: NodeJS.Timeout | null = null
   private readonly silence = new SilenceClock()
   private stopped = false
@@ -112,9 +104,7 @@ export class ClusterBridgeTransport implements RpcBridgeTransport {
   async open (host: string, port: number, signal: AbortSignal): Promise<{ stream: Stream, connection: Connection }> {
     if (this.stopped) throw new Error('the node is stopping')
     const dialer = await this.getDialer()
-    const connection = await dialer.dial(multiaddr(multiaddrOf(host, port)), { signal })
-    const stream = await connection.newStream(BRIDGE_PROTOCOL, { signal })
-    return { stream, connection }
+    return await dialer.open(multiaddrOf(host, port), BRIDGE_PROTOCOL, signal)
   }
 
   /** Keeps `link` alive (pings) and closes it when silent; forgotten when it closes. */
@@ -122,21 +112,12 @@ export class ClusterBridgeTransport implements RpcBridgeTransport {
   untrack (link: Link): void { this.streams.delete(link) }
 
   /**
-   * The libp2p instance bridge streams are dialled from: no listener and no services but
-   * identify, so the remote node's gossipsub and mesh never take it for a member.
+   * The libp2p instance bridge streams are dialled from (cluster/mesh-host.ts
+   * `startBridgeDialer`), started, with libp2p's modules, by the first bridge that connects.
    */
-  private async getDialer (): Promise<Libp2p> {
+  private async getDialer (): Promise<MeshHost> {
     if (this.dialer === null) {
-      this.dialer = (async () => await createLibp2p({
-        privateKey: await generateKeyPair('Ed25519'),
-        addresses: { listen: [] },
-        transports: [tcp()],
-        connectionEncrypters: [noise()],
-        streamMuxers: [yamux()],
-        connectionProtector: privateNetwork({ psk: pskFromCookie(this.node.cookie) }),
-        connectionMonitor: { abortConnectionOnPingFailure: false },
-        services: { identify: identify() }
-      }))()
+      this.dialer = import('./mesh-host.js').then(async ({ startBridgeDialer }) => await startBridgeDialer(pskFromCookie(this.node.cookie)))
       this.dialer.catch(() => { this.dialer = null })
     }
     return await this.dialer

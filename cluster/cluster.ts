@@ -128,7 +128,9 @@ export class Cluster {
   }
 
   async start (): Promise<void> {
-    await this.mesh.start()
+    // libp2p at once for a node with members to dial; a standalone node starts it when a
+    // node joins it or it joins one (cluster/mesh-door.ts)
+    await this.mesh.start({ wake: this.book.members().length > 0 })
     await this.bridgeTransport.start()
     // the address this run announces (a port of 0 binds another one each start)
     if (this.book.own.addr !== this.mesh.addr) this.book.set(this.node.name, { ...this.book.own, addr: this.mesh.addr })

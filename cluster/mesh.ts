@@ -9,24 +9,20 @@
  * leave in one write. The dialer sends `hello` first, the other side answers `hello`; the
  * link is up once each side has the other's hello. Two nodes dialling each other at once
  * keep the stream dialled by the node with the lower name, so both use the same one.
+ *
+ * libp2p itself (cluster/mesh-host.ts) starts with the mesh's first use: a connection on the
+ * cluster port, a dial from this node, or at start when the node has members to dial
+ * ({@link Mesh.start}). Until then the port is held by a plain server (cluster/mesh-door.ts),
+ * which libp2p takes over, and a standalone node runs without libp2p in its memory.
  */
-import './polyfills.js'
 import { EventEmitter } from 'node:events'
-import { readFileSync, writeFileSync, existsSync } from 'node:fs'
 import { scryptSync } from 'node:crypto'
 import { isIP } from 'node:net'
-import { createLibp2p, type Libp2p } from 'libp2p'
-import { tcp } from '@libp2p/tcp'
-import { noise } from '@chainsafe/libp2p-noise'
-import { yamux } from '@chainsafe/libp2p-yamux'
-import { identify } from '@libp2p/identify'
-import { gossipsub } from '@libp2p/gossipsub'
-import { generateKeyPair, privateKeyFromProtobuf, privateKeyToProtobuf } from '@libp2p/crypto/keys'
-import { multiaddr } from '@multiformats/multiaddr'
 import { Packr } from 'msgpackr'
-import type { Stream, Connection, PrivateKey } from '@libp2p/interface'
+import type { Stream, Connection } from '@libp2p/interface'
 import type { Logger } from '../node/logger.js'
-import { privateNetwork } from './private-network.js'
+import { MeshDoor, knock } from './mesh-door.js'
+import type { MeshHost, StreamHandler } from './mesh-host.js'
 
 const LINK_PROTOCOL = '/starling/link/1.0.0'
 const CONTROL_TOPIC = 'starling/cluster/1'
@@ -34,10 +30,6 @@ const CONTROL_TOPIC = 'starling/cluster/1'
 const HEADER_BYTES = 5
 /** A frame body in MessagePack ({@link Frame}). */
 const FRAME_MSGPACK = 0
-/** Inbound connections accepted per second from one host (libp2p's default is 5). */
-const INBOUND_CONNECTIONS_PER_SECOND = 100
-/** Inbound connections in their handshake at once (libp2p's default is 10). */
-const INBOUND_PENDING_CONNECTIONS = 256
 /** A frame body of forwarded messages (cluster/pub-batch.ts). */
 export const FRAME_PUBLISH_BATCH = 1
 /** A frame larger than this closes the link (a corrupt length prefix). */
@@ -143,13 +135,6 @@ export function pskFromCookie (cookie: string): Uint8Array {
 export function multiaddrOf (host: string, port: number): string {
   const kind = isIP(host) === 4 ? 'ip4' : isIP(host) === 6 ? 'ip6' : 'dns4'
   return `/${kind}/${host}/tcp/${port}`
-}
-
-async function loadKey (file: string): Promise<PrivateKey> {
-  if (existsSync(file)) return privateKeyFromProtobuf(readFileSync(file))
-  const key = await generateKeyPair('Ed25519')
-  writeFileSync(file, privateKeyToProtobuf(key), { mode: 0o600 })
-  return key
 }
 
 /**
@@ -397,7 +382,12 @@ export const HELD_MAX_BYTES = 64 * 1024 * 1024
  * `control` for gossipsub messages.
  */
 export class Mesh extends EventEmitter<MeshEvents> {
-  private libp2p!: Libp2p<any>
+  /** libp2p, once it runs ({@link wake}). */
+  private host: MeshHost | null = null
+  private waking: Promise<MeshHost> | null = null
+  private readonly door = new MeshDoor()
+  /** Protocols accepted besides the links ({@link handle}), registered when libp2p starts. */
+  private readonly handlers: Array<{ protocol: string, handler: StreamHandler, maxInboundStreams: number }> = []
   private readonly links = new Map<string, Link>()
   private readonly dialing = new Map<string, Promise<Hello>>()
   readonly incarnation = Date.now()
@@ -424,48 +414,68 @@ export class Mesh extends EventEmitter<MeshEvents> {
 
   get name (): string { return this.init.name }
 
-  async start (): Promise<void> {
-    const privateKey = await loadKey(this.init.keyFile)
-    this.libp2p = await createLibp2p({
-      privateKey,
-      addresses: { listen: [multiaddrOf(this.init.listen.host, this.init.listen.port)] },
-      transports: [tcp()],
-      connectionEncrypters: [noise()],
-      streamMuxers: [yamux()],
-      connectionProtector: privateNetwork({ psk: pskFromCookie(this.init.cookie) }),
-      connectionMonitor: { abortConnectionOnPingFailure: false },
-      // libp2p refuses (resets) a sixth connection per second from one host by default; the
-      // members of a cluster on one host, and RPC bridges from another cluster's nodes behind
-      // one address, reconnect faster than that after a restart (clean-clone CI: ECONNRESET)
-      // and it refuses every inbound connection while maxIncomingPendingConnections are in their
-      // handshake (default 10): ten silent connections shut the port for 10 s (the fuzzer's
-      // cluster door). More slots, and the private network drops a peer with no nonce after 1 s.
-      connectionManager: { maxConnections: 1000, inboundConnectionThreshold: INBOUND_CONNECTIONS_PER_SECOND, maxIncomingPendingConnections: INBOUND_PENDING_CONNECTIONS },
-      services: {
-        identify: identify(),
-        pubsub: gossipsub({ allowPublishToZeroTopicPeers: true, emitSelf: false, floodPublish: true })
-      }
-    })
-    await this.libp2p.handle(LINK_PROTOCOL, (stream: Stream, connection: Connection) => {
-      this.accept(stream, connection)
-    }, { maxInboundStreams: 8, maxOutboundStreams: 8 })
-    const pubsub = this.libp2p.services.pubsub
-    pubsub.subscribe(CONTROL_TOPIC)
-    pubsub.addEventListener('message', (event: any) => {
-      const message = event.detail?.msg ?? event.detail
-      if (message?.topic !== CONTROL_TOPIC) return
-      try {
-        this.emit('control', packr.unpack(message.data))
-      } catch (err) {
-        this.log.debug({ err }, 'undecodable control message')
-      }
-    })
-    const bound = this.libp2p.getMultiaddrs().map(a => a.toString()).find(a => a.includes('/tcp/'))
-    const port = Number(bound?.match(/\/tcp\/(\d+)/)?.[1] ?? this.init.listen.port)
-    this.addr = `${this.init.name.split('@')[1]}:${port}`
-    this.log.info({ addr: this.addr, peerId: this.libp2p.peerId.toString() }, 'cluster mesh listening')
+  /**
+   * Binds the cluster port. libp2p starts now when `wake` (the node has members to dial),
+   * else at the first connection on the port or the first {@link dial}.
+   */
+  async start (options: { wake?: boolean } = {}): Promise<void> {
+    await this.door.listen(this.init.listen.host, this.init.listen.port)
+    this.addr = `${this.init.name.split('@')[1]}:${this.door.port}`
+    this.log.info({ addr: this.addr }, 'cluster mesh listening')
+    this.door.on('knock', () => { this.wake().catch(() => {}) })
     this.keepalive = setInterval(() => { this.checkLinks() }, PING_MS)
     this.keepalive.unref()
+    if (options.wake === true) await this.wake()
+  }
+
+  /** True once libp2p runs (a node nobody joined, that joined nobody, runs without it). */
+  get awake (): boolean { return this.host !== null }
+
+  /**
+   * Starts libp2p (once; later calls wait for the same start): the door's connections, the
+   * link protocol, the protocols given to {@link handle}, the control topic. A start that
+   * failed is logged, the connections waiting are dropped, and the next use tries again.
+   */
+  async wake (): Promise<MeshHost> {
+    if (this.waking === null) {
+      this.waking = this.startHost()
+      this.waking.catch((err: Error) => {
+        this.waking = null
+        this.door.release()
+        if (!this.stopped) this.log.error({ err }, 'cannot start the cluster mesh')
+      })
+    }
+    return await this.waking
+  }
+
+  private async startHost (): Promise<MeshHost> {
+    const started = Date.now()
+    const { startMeshHost } = await import('./mesh-host.js')
+    if (this.stopped) throw new Error('the mesh is stopping')
+    const host = await startMeshHost({
+      door: this.door,
+      listen: multiaddrOf(this.init.listen.host, this.door.port),
+      psk: pskFromCookie(this.init.cookie),
+      keyFile: this.init.keyFile
+    })
+    try {
+      await host.handle(LINK_PROTOCOL, (stream, connection) => { this.accept(stream, connection) }, 8, 8)
+      for (const { protocol, handler, maxInboundStreams } of this.handlers) await host.handle(protocol, handler, maxInboundStreams)
+      host.subscribe(CONTROL_TOPIC, (data) => {
+        try {
+          this.emit('control', packr.unpack(data))
+        } catch (err) {
+          this.log.debug({ err }, 'undecodable control message')
+        }
+      })
+    } catch (err) {
+      await host.stop()
+      throw err
+    }
+    if (this.stopped) { await host.stop(); throw new Error('the mesh is stopping') }
+    this.host = host
+    this.log.info({ addr: this.addr, peerId: host.peerId, ms: Date.now() - started }, 'cluster mesh started')
+    return host
   }
 
   /**
@@ -496,14 +506,19 @@ export class Mesh extends EventEmitter<MeshEvents> {
    * Accepts streams of `protocol` on the mesh's connections besides the member links (the
    * RPC bridges' `/starling/bridge/1.0.0`, cluster/bridge-transport.ts). Such a stream is
    * none of the mesh's business: no hello, no link, no `up`. Call after {@link start}; the
-   * private network already ensured the dialler has this node's cookie.
+   * private network already ensured the dialler has this node's cookie. Before libp2p runs,
+   * the protocol is kept and registered when it starts.
    */
-  async handle (protocol: string, handler: (stream: Stream, connection: Connection) => void, maxInboundStreams = 64): Promise<void> {
-    await this.libp2p.handle(protocol, handler, { maxInboundStreams })
+  async handle (protocol: string, handler: StreamHandler, maxInboundStreams = 64): Promise<void> {
+    this.handlers.push({ protocol, handler, maxInboundStreams })
+    if (this.host !== null) await this.host.handle(protocol, handler, maxInboundStreams)
   }
 
+  /** The peers gossipsub exchanges control messages with (none before libp2p starts). */
+  gossipPeers (): string[] { return this.host?.gossipPeers() ?? [] }
+
   /** The port the mesh listens on. */
-  get port (): number { return Number(this.addr.split(':').pop()) }
+  get port (): number { return this.door.port }
 
   /** Where the mesh listens (`cluster.listen`'s host, the bound port), for the start banner. */
   get listenOn (): string {
@@ -550,9 +565,11 @@ export class Mesh extends EventEmitter<MeshEvents> {
     const signal = AbortSignal.timeout(timeoutMs)
     let stream: Stream
     let connection: Connection
+    // a standalone node there loads libp2p while this one does
+    if (this.host === null) knock(host, port)
     try {
-      connection = await this.libp2p.dial(multiaddr(multiaddrOf(host, port)), { signal })
-      stream = await connection.newStream(LINK_PROTOCOL, { signal })
+      const libp2p = await this.wake()
+      ;({ stream, connection } = await libp2p.open(multiaddrOf(host, port), LINK_PROTOCOL, signal))
     } catch (err: any) {
       throw new Error(`cannot reach a node at ${host}:${port} (${err.message}); check the address, that the node runs, and that both nodes have the same node.cookie`)
     }
@@ -705,8 +722,10 @@ export class Mesh extends EventEmitter<MeshEvents> {
 
   /** Publishes a control message on gossipsub. */
   async publishControl (message: unknown): Promise<void> {
+    // before libp2p runs no node can hear it
+    if (this.host === null) return
     try {
-      await this.libp2p.services.pubsub.publish(CONTROL_TOPIC, packr.pack(message))
+      await this.host.publish(CONTROL_TOPIC, packr.pack(message))
     } catch (err) {
       this.log.debug({ err }, 'control publish failed')
     }
@@ -724,6 +743,9 @@ export class Mesh extends EventEmitter<MeshEvents> {
     for (const link of this.links.values()) {
       try { await link.stream.close({ signal: AbortSignal.timeout(500) }) } catch { link.abort(new Error('stopping')) }
     }
-    await this.libp2p?.stop()
+    const waking = this.waking
+    if (waking !== null) await (await waking.catch(() => null))?.stop()
+    this.host = null
+    await this.door.close()
   }
 }

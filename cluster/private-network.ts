@@ -143,9 +143,10 @@ export interface PrivateNetworkInit {
   /** The swarm key file's bytes (cluster/mesh.ts `pskFromCookie`). */
   psk: Uint8Array
   /**
-   * Milliseconds the nonces may take (default 1000), whatever libp2p's own upgrade timeout: a
-   * peer that sends no nonce is dropped then, so silent connections cannot hold the node's
-   * inbound handshake slots (libp2p refuses every new connection while they are full).
+   * Milliseconds the nonces may take on an inbound connection (default 1000), whatever
+   * libp2p's own upgrade timeout: a peer that sends no nonce is dropped then, so silent
+   * connections cannot hold the node's inbound handshake slots (libp2p refuses every new
+   * connection while they are full). An outbound one waits as long as its dial's signal.
    */
   timeout?: number
   /** Largest piece encrypted and written at once (default 64 KiB). */
@@ -163,8 +164,12 @@ export function privateNetwork (init: PrivateNetworkInit): (components?: unknown
       const maConn = connection as MultiaddrConnection
       const log = maConn.log.newScope('private-network')
       const localNonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES))
+      // the deadline guards the listener's handshake slots; a dialler waits as long as its dial
+      // may take (a node that starts libp2p at this connection answers once it runs, cluster/mesh-door.ts)
+      const own = options?.signal
       const deadline = AbortSignal.timeout(init.timeout ?? DEFAULT_TIMEOUT_MS)
-      const signalled = { ...options, signal: options?.signal !== undefined ? AbortSignal.any([options.signal, deadline]) : deadline }
+      const signal = own === undefined ? deadline : maConn.direction === 'outbound' ? own : AbortSignal.any([own, deadline])
+      const signalled = { ...options, signal }
       const bytes = byteStream(maConn)
       const [remote] = await Promise.all([bytes.read({ bytes: NONCE_BYTES, ...signalled }), bytes.write(localNonce, signalled)])
       log('exchanged nonces')

@@ -110,7 +110,7 @@ test('the two nodes stay strangers: no members, no routes, no gossip peers', asy
     expect(n.cluster.mesh.peers()).toEqual([])
     expect(n.rpc.nodes()).toEqual([n.name])
     // gossipsub never met the bridge's dialler
-    expect((n.cluster.mesh as any).libp2p.services.pubsub.getPeers()).toEqual([])
+    expect(n.cluster.mesh.gossipPeers()).toEqual([])
   }
   const sub = await connect(b)
   await sub.subscribeAsync('strangers/#', { qos: 0 })
