@@ -10,6 +10,7 @@
  *   CONNECT. The pipeline's AbortController aborts when it ends, building a `DOMException`
  *   with its stack trace: about 40 µs for a queue that is empty. Here the pipeline runs only
  *   when the persistence holds something for the client (the same pipeline, then).
+ * - `registerClient`: no `$SYS/<id>/new/clients` message (see {@link registerClient}).
  * - `setKeepAlive`: the keep alive goes straight to the shared wheel (keepalive-wheel.ts)
  *   instead of a `setTimeout` that session-limits.ts replaces with a wheel entry a moment later.
  *
@@ -279,9 +280,36 @@ function storeWill (_run: ConnectRun, done: Done): void {
   })
 }
 
+/**
+ * aedes' `registerClient` and `_finishRegisterClient` without the `$SYS/<id>/new/clients`
+ * message they publish: it tells other aedes instances sharing one emitter to close their
+ * client of that id, and here there are none. The router never forwards `$SYS/<id>/`
+ * messages to another node nor shows them to clients (router.ts, internalPrefix), and
+ * aedes' own listener does nothing for its own id; the message cost a publish per CONNECT.
+ */
 function registerClient (run: ConnectRun, done: Done): void {
-  run.client.broker.registerClient(run.client)
+  const client = run.client
+  const broker = client.broker
+  const previous = broker.clients[client.id]
+  if (previous) {
+    // [MQTT-3.1.4-2] the session's current connection is taken over: 0x8E for MQTT 5; the
+    // id is marked so that the old client's close neither expires nor wipes the session
+    broker._takingOver.add(client.id)
+    previous.disconnect({ reasonCode: 0x8E }, function closeClient () { finishRegister(broker, client) })
+  } else {
+    finishRegister(broker, client)
+  }
   done()
+}
+
+function finishRegister (broker: any, client: any): void {
+  // reconnecting cancels a pending session expiry and delayed will
+  broker._takingOver.delete(client.id)
+  broker.clearSessionExpiry(client.id)
+  broker.clearDelayedWill(client.id)
+  broker.connectedClients++
+  broker.clients[client.id] = client
+  broker.emit('client', client)
 }
 
 function connack (run: ConnectRun, done: Done): void {
