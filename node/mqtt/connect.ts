@@ -364,13 +364,21 @@ function resolveResponseInformation (client: any): unknown {
   }
 }
 
-/** aedes' lib/write.js: serialises with the negotiated version; `done` on a later turn. */
+/**
+ * aedes' lib/write.js: serialises with the negotiated version; `done` on a later turn. An
+ * MQTT 3.1/3.1.1 CONNACK is the four bytes mqtt-packet would write (fixed header 0x20,
+ * remaining length 2, the session present flag, the return code [MQTT-3.2.2]), without its
+ * generic writer (a cork, a debug call and three writes per CONNACK); like mqtt-packet's
+ * CONNACK writer, it does not wait for 'drain'.
+ */
 function write (client: any, packet: any, protocolVersion: number, done: Done): void {
   let error: Error | null = null
   if (client.connecting || client.connected) {
     try {
       const version = (protocolVersion === 3 || protocolVersion === 5) ? protocolVersion : 4
-      if (!mqttPacket.writeToStream(packet, client.conn, WRITE_OPTS[version]) && !client.errored) {
+      if (version !== 5 && packet.cmd === 'connack' && Number.isInteger(packet.returnCode) && packet.returnCode >= 0 && packet.returnCode <= 255) {
+        client.conn.write(Buffer.from([0x20, 2, packet.sessionPresent ? 1 : 0, packet.returnCode]))
+      } else if (!mqttPacket.writeToStream(packet, client.conn, WRITE_OPTS[version]) && !client.errored) {
         client.waitForDrain(done)
         return
       }
