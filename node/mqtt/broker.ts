@@ -28,6 +28,7 @@ import { peerCertUsername } from './listeners.js'
 import { SessionExpiry } from './session-expiry.js'
 import { slimNewClient, slimConnectingClient, closeOnSocketClose } from './client-slim.js'
 import { releaseKeepalive } from './keepalive-wheel.js'
+import { takeConnects } from './connect.js'
 import type { Logger } from '../logger.js'
 
 export type { BrokerSettings }
@@ -270,7 +271,9 @@ export class Broker {
     this.wires.add(wire)
     // one listener function for every socket (`on`: 'close' comes once; `once` would wrap it)
     socket.on('close', this.onSocketClose)
-    slimNewClient(this.aedes.handle(socket), ownsClose(origin))
+    const client = this.aedes.handle(socket)
+    slimNewClient(client, ownsClose(origin))
+    takeConnects(client)
     return wire
   }
 

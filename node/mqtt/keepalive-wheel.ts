@@ -100,6 +100,14 @@ export function useKeepaliveWheel (client: any, intervalMs: number): void {
   if (current === null || current === undefined) return
   if (!(current instanceof KeepaliveEntry)) clearTimeout(current)
   else current.client = null
+  armKeepalive(client, intervalMs)
+}
+
+/**
+ * Arms the keep alive of `client` as an entry of the wheel that times out `intervalMs` after
+ * the last packet, where aedes would arm a timer (connect.ts, for the CONNECTs it handles).
+ */
+export function armKeepalive (client: any, intervalMs: number): void {
   const entry = new KeepaliveEntry(client, intervalMs)
   client._keepaliveInterval = intervalMs
   client._keepaliveTimer = entry

@@ -180,6 +180,11 @@ export class OutgoingQueues {
     return (this.queues.get(clientId) ?? []).map((entry) => entry.packet)
   }
 
+  /** Whether the client's queue holds anything. */
+  hasQueued (clientId: string): boolean {
+    return (this.queues.get(clientId)?.length ?? 0) > 0
+  }
+
   /** Clients with a non-empty queue. */
   clientIds (): Iterable<string> {
     return this.queues.keys()

@@ -236,6 +236,11 @@ export class StorePersistence extends MemoryPersistence {
     return this.outgoing.clear(client.id, packet)
   }
 
+  /** Whether anything is queued for `clientId` (connect.ts skips the stream of an empty queue). */
+  hasQueued (clientId: string): boolean {
+    return this.outgoing.hasQueued(clientId)
+  }
+
   override outgoingStream (client: PersistenceClient): Readable {
     return Readable.from(this.outgoing.packets(client.id))
   }
