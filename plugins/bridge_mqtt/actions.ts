@@ -29,7 +29,7 @@ import type { PublishMessage } from '../../node/mqtt/core.js'
 import type { Bridge, BridgeConfig } from './types.js'
 import { createBridge, type BridgeComponents, type BridgeLinkSource } from './bridge.js'
 import { createMqttLink } from './mqtt-link.js'
-import { fillString, lookup } from '../../rules/template.js'
+import { fillString, lookup } from '../../node/template/index.js'
 import type { ActionDefinition, ParamSpec, ParamSpecs, Resource, ResourceComponents, ResourceInstance, ResourceTypeDefinition } from '../../rules/types.js'
 
 /** The application providing the bridge types (EMQ X's emqx_bridge_mqtt). */

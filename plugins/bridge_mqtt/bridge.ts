@@ -1,7 +1,8 @@
 /**
  * One bridge at run time (docs/bridges.md): its forwards are sinks of the MQTT core whose
- * messages go into the replay queue, a sender takes batches from the queue to the link, and
- * (MQTT bridge) the messages of the remote subscriptions are published locally.
+ * messages go into the replay queue of a buffered sink (plugins/kit/sink/), which sends
+ * batches from the queue through the link, and (MQTT bridge) the messages of the remote
+ * subscriptions are published locally.
  *
  * Invariants:
  * - A message on a forwarded topic is handed to the publisher's completion (its PUBACK /
@@ -28,9 +29,10 @@ import { RefusedError } from '../../node/errors.js'
 import type { Logger } from '../../node/logger.js'
 import type { MqttCore, PublishMessage } from '../../node/mqtt/core.js'
 import { openReplayQueue, type ReplayOverflow, type ReplayQueue } from '../kit/replayq/replayq.js'
+import { createBufferedSink, type BufferedSink } from '../kit/sink/buffered-sink.js'
 import type { StoreTable } from '../../node/store/index.js'
 import { badFilter, expandMountpoint } from './config.js'
-import type { Bridge, BridgeConfig, BridgeInfo, BridgeLink, BridgeLinkHooks, BridgeStatus } from './types.js'
+import type { Bridge, BridgeConfig, BridgeInfo, BridgeLink, BridgeLinkHooks } from './types.js'
 
 /** Store table of the run-time changes of forwards and subscriptions (node.store). */
 export const BRIDGES_TABLE = 'bridges'
@@ -172,15 +174,8 @@ export async function createBridge (config: BridgeConfig, components: BridgeComp
   for (const t of changes.subscriptions.del) subscriptions.delete(t)
   const subscriptionList = (): Array<{ topic: string, qos: 0 | 1 | 2 }> => [...subscriptions].map(([topic, qos]) => ({ topic, qos }))
 
-  let status: BridgeStatus = 'stopped'
   let running = false
-  let sent = 0
   let received = 0
-  let inflight = 0
-  /** Changes when the link goes down or the bridge stops: callbacks of older sends are ignored. */
-  let generation = 0
-  let reconnectTimer: NodeJS.Timeout | undefined
-  let pumpScheduled = false
   let closed = false
   const sinks = new Map<string, () => void>()
   /** Messages already appended (a message matching two forwards is appended once). */
@@ -194,6 +189,21 @@ export async function createBridge (config: BridgeConfig, components: BridgeComp
     subscriptions: subscriptionList
   }
   const link: BridgeLink = typeof linkSource === 'function' ? linkSource(hooks) : linkSource
+  // the queue, the pump, the reconnects: the sink every outbound integration shares
+  const sink: BufferedSink<Item> = createBufferedSink<Item>({
+    queue,
+    target: {
+      connect: async () => { await link.connect() },
+      send: async (items) => { await link.send(mountpoint === '' ? items : items.map((m) => ({ ...m, topic: mountpoint + m.topic }))) },
+      onDown: (listener) => { link.onDown(listener) },
+      close: async () => { await link.close() }
+    },
+    maxInflightBatches: config.maxInflightBatches,
+    reconnectIntervalMs: config.reconnectIntervalMs,
+    logger: log,
+    address: config.address,
+    onAcked: () => { clearAlarm() }
+  })
 
   /** Whether a local message must not be forwarded (loop prevention). */
   const isLoop = (m: Readonly<PublishMessage>): boolean => {
@@ -207,9 +217,8 @@ export async function createBridge (config: BridgeConfig, components: BridgeComp
     if (seen.has(message)) { done(); return }
     seen.add(message)
     if (isLoop(message)) { done(); return }
-    queue.append([toItem(message)], { droppable: message.qos === 0 }).then(() => {
+    sink.append([toItem(message)], { droppable: message.qos === 0 }).then(() => {
       done()
-      schedulePump()
     }, (err: Error) => {
       log.error({ err, topic: message.topic }, 'a forwarded message could not be buffered')
       done(err)
@@ -234,81 +243,6 @@ export async function createBridge (config: BridgeConfig, components: BridgeComp
     }
   }
 
-  const schedulePump = (): void => {
-    if (pumpScheduled || status !== 'connected') return
-    pumpScheduled = true
-    setImmediate(() => {
-      pumpScheduled = false
-      pump()
-    })
-  }
-
-  const pump = (): void => {
-    while (status === 'connected' && inflight < config.maxInflightBatches) {
-      const batch = queue.pop()
-      if (batch.items.length === 0) return
-      inflight++
-      const gen = generation
-      const out = mountpoint === '' ? batch.items : batch.items.map((m) => ({ ...m, topic: mountpoint + m.topic }))
-      link.send(out).then(() => {
-        if (gen !== generation) return
-        inflight--
-        if (queue.ack(batch.ackRef)) sent += batch.items.length
-        clearAlarm()
-        pump()
-      }, (err: Error) => {
-        if (gen !== generation) return
-        inflight--
-        linkDown(err)
-      })
-    }
-  }
-
-  /** Every popped batch back to the queue's head; nothing in flight any more. */
-  const rewind = (): void => {
-    generation++
-    inflight = 0
-    queue.reset()
-  }
-
-  const linkDown = (err: Error): void => {
-    if (!running || status !== 'connected') return
-    log.warn({ err: err.message, address: config.address }, 'bridge disconnected; reconnecting')
-    status = 'connecting'
-    rewind()
-    scheduleReconnect()
-  }
-  link.onDown(linkDown)
-
-  const scheduleReconnect = (): void => {
-    if (!running || reconnectTimer !== undefined) return
-    reconnectTimer = setTimeout(() => {
-      reconnectTimer = undefined
-      void connect()
-    }, config.reconnectIntervalMs)
-  }
-
-  const connect = async (): Promise<void> => {
-    if (!running) return
-    status = 'connecting'
-    const gen = generation
-    try {
-      await link.connect()
-    } catch (err) {
-      if (!running || gen !== generation) return
-      log.info({ err: (err as Error).message, address: config.address, retryInMs: config.reconnectIntervalMs }, 'bridge cannot connect; trying again later')
-      scheduleReconnect()
-      return
-    }
-    if (!running || gen !== generation) {
-      await link.close()
-      return
-    }
-    status = 'connected'
-    log.info({ address: config.address }, 'bridge connected')
-    pump()
-  }
-
   const persist = async (): Promise<void> => {
     await table?.put(config.name, structuredClone(changes))
   }
@@ -325,12 +259,12 @@ export async function createBridge (config: BridgeConfig, components: BridgeComp
       const stats = queue.stats()
       return {
         name: config.name,
-        status,
+        status: sink.status,
         address: config.address,
         kind: config.kind,
         forwards: [...forwards],
         subscriptions: subscriptionList(),
-        sent,
+        sent: sink.sent,
         received,
         buffered: stats.count,
         dropped: stats.dropped
@@ -340,9 +274,8 @@ export async function createBridge (config: BridgeConfig, components: BridgeComp
     async start () {
       if (running || closed) return false
       running = true
-      status = 'connecting'
       for (const f of forwards) addSink(f)
-      void connect()
+      sink.start()
       return true
     },
 
@@ -350,11 +283,7 @@ export async function createBridge (config: BridgeConfig, components: BridgeComp
       if (!running) return false
       running = false
       for (const f of [...sinks.keys()]) removeSink(f)
-      clearTimeout(reconnectTimer)
-      reconnectTimer = undefined
-      rewind()
-      status = 'stopped'
-      await link.close()
+      await sink.stop()
       return true
     },
 
@@ -381,7 +310,7 @@ export async function createBridge (config: BridgeConfig, components: BridgeComp
       checkTopic(topic)
       if (config.kind === 'rpc') throw new RefusedError(`bridge ${config.name} is an RPC bridge: it is forward-only and has no subscriptions`)
       if (![0, 1, 2].includes(qos)) throw new RefusedError(`bad QoS ${String(qos)}: expected 0, 1 or 2`)
-      if (status === 'connected' && link.subscribe !== undefined) await link.subscribe([{ topic, qos }])
+      if (sink.status === 'connected' && link.subscribe !== undefined) await link.subscribe([{ topic, qos }])
       subscriptions.set(topic, qos)
       changes.subscriptions.del = changes.subscriptions.del.filter((t) => t !== topic)
       changes.subscriptions.add = changes.subscriptions.add.filter((s) => s.topic !== topic)
@@ -395,7 +324,7 @@ export async function createBridge (config: BridgeConfig, components: BridgeComp
       changes.subscriptions.add = changes.subscriptions.add.filter((s) => s.topic !== topic)
       if (config.subscriptions.some((s) => s.topic === topic) && !changes.subscriptions.del.includes(topic)) changes.subscriptions.del.push(topic)
       await persist()
-      if (status === 'connected' && link.unsubscribe !== undefined) {
+      if (sink.status === 'connected' && link.unsubscribe !== undefined) {
         await link.unsubscribe([topic]).catch((err: Error) => log.warn({ err: err.message, topic }, 'unsubscribe on the remote broker failed'))
       }
     },
@@ -403,9 +332,8 @@ export async function createBridge (config: BridgeConfig, components: BridgeComp
     // the rule engine's data_to_mqtt_broker (plugins/bridge_mqtt/actions.ts): as a forward's message, without a sink
     async forward (message) {
       if (closed) throw new RefusedError(`bridge ${config.name} is closed`)
-      const result = await queue.append([toItem(message)], { droppable: message.qos === 0 })
+      const result = await sink.append([toItem(message)], { droppable: message.qos === 0 })
       if (result.refused > 0) throw new RefusedError(`bridge ${config.name}: the buffer is full; the QoS 0 message was dropped`)
-      schedulePump()
     },
 
     async close () {

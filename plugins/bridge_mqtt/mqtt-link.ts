@@ -15,9 +15,10 @@
  * - A message from a subscription is handed to the bridge; a QoS 1/2 one is acknowledged to
  *   the remote only once the bridge has published it locally.
  */
-import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import type { IClientOptions, IClientPublishOptions, IPublishPacket, MqttClient } from 'mqtt'
 import type { Logger } from '../../node/logger.js'
+import { buildTlsOptions } from '../../node/tls-options.js'
 import type { PublishMessage } from '../../node/mqtt/core.js'
 import { hostPort } from './config.js'
 import type { BridgeConfig, BridgeLink, BridgeLinkHooks } from './types.js'
@@ -36,11 +37,6 @@ export function keptProperties (props: Record<string, unknown> | undefined): Rec
   }
   return out
 }
-
-const TLS_VERSION_NAMES: Record<string, 'TLSv1.3' | 'TLSv1.2' | 'TLSv1.1' | 'TLSv1'> = {
-  'tlsv1.3': 'TLSv1.3', 'tlsv1.2': 'TLSv1.2', 'tlsv1.1': 'TLSv1.1', tlsv1: 'TLSv1'
-}
-const TLS_ORDER = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'] as const
 
 /** mqtt.js options for a bridge's connection (exported for tests). */
 export function mqttClientOptions (config: BridgeConfig): IClientOptions {
@@ -65,19 +61,17 @@ export function mqttClientOptions (config: BridgeConfig): IClientOptions {
   if (level === 5 && !config.cleanStart) opts.properties = { sessionExpiryInterval: 0xFFFFFFFF }
   if (config.ssl.enabled) {
     const ssl = config.ssl
-    if (ssl.cacertfile !== undefined) opts.ca = readFileSync(ssl.cacertfile)
-    if (ssl.certfile !== undefined) opts.cert = readFileSync(ssl.certfile)
-    if (ssl.keyfile !== undefined) opts.key = readFileSync(ssl.keyfile)
+    // the one TLS builder (node/tls-options.ts); without server_name_indication the host is
+    // sent as SNI (not an IP address: RFC 6066) and Node checks the certificate against it
+    Object.assign(opts, buildTlsOptions({
+      cacertfile: ssl.cacertfile,
+      certfile: ssl.certfile,
+      keyfile: ssl.keyfile,
+      verify: ssl.verify !== false,
+      serverName: ssl.serverNameIndication ?? (isIP(host) === 0 ? host : undefined),
+      versions: ssl.tlsVersions
+    }, { rule: 'sni' }))
     if (ssl.ciphers !== undefined) (opts as Record<string, unknown>).ciphers = ssl.ciphers.split(/[,:]/).map((c) => c.trim()).filter((c) => c !== '').join(':')
-    opts.rejectUnauthorized = ssl.verify !== false
-    const sni = ssl.serverNameIndication
-    if (sni === 'disable') (opts as Record<string, unknown>).servername = ''
-    else opts.servername = sni ?? host
-    const versions = (ssl.tlsVersions ?? []).map((v) => TLS_VERSION_NAMES[v]).filter((v) => v !== undefined)
-    if (versions.length > 0) {
-      const sorted = TLS_ORDER.filter((v) => versions.includes(v))
-      Object.assign(opts, { minVersion: sorted[0], maxVersion: sorted[sorted.length - 1] })
-    }
   }
   return opts
 }

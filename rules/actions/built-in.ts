@@ -4,7 +4,7 @@
  * only counts. None of them takes a resource.
  */
 import { topicNameError } from '../../node/mqtt/topic.js'
-import { fillString, lookup } from '../template.js'
+import { fillString, lookup } from '../../node/template/index.js'
 import type { ActionDefinition, ResourceTypeDefinition } from '../types.js'
 
 /** The application name built-in actions report as their `app`. */

@@ -16,7 +16,7 @@
  * tests) with a resource of the same id each have their own instance, so their own limit.
  */
 import { maskUrl } from '../../node/config/index.js'
-import { fillString, fillTemplate } from '../template.js'
+import { fillString, fillTemplate } from '../../node/template/index.js'
 import type { ActionContext, ActionDefinition, ParamSpec, Resource, ResourceInstance, ResourceTypeDefinition } from '../types.js'
 
 /**

@@ -25,6 +25,7 @@
  * whose template needs a value the client did not give.
  */
 import { ConfigError } from '../../../node/config/index.js'
+import { compileArgv, renderArgv } from '../../../node/template/index.js'
 
 /**
  * What a backend knows about the client and the request, for placeholders. `access` is
@@ -168,16 +169,14 @@ export interface RedisCommandTemplate {
  * (as EMQ X's `string:tokens(Cmd, " ")`, without quoting), then each argument parsed.
  */
 export function compileRedisCommand (source: string, origin?: ConfigOrigin): RedisCommandTemplate {
-  const words = source.trim().split(/\s+/).filter((w) => w !== '')
-  if (words.length === 0) throw badTemplate(source, 'a Redis command such as HMGET mqtt_user:%u password', origin)
-  const args = words.map(parseTemplate)
-  const keys = [...new Set(args.flatMap((a) => a.keys))]
-  return { source, args, keys }
+  const argv = compileArgv(source, parseTemplate)
+  if (argv === undefined) throw badTemplate(source, 'a Redis command such as HMGET mqtt_user:%u password', origin)
+  return { source, args: argv.args, keys: [...new Set(argv.args.flatMap((a) => a.keys))] }
 }
 
 /** The command's argv for `ctx`: exactly as many arguments as the template has words. */
 export function renderRedisCommand (command: RedisCommandTemplate, ctx: AuthContext): string[] {
-  return command.args.map((arg) => renderString(arg, ctx))
+  return renderArgv(command, (arg) => renderString(arg, ctx))
 }
 
 /** Escapes a value for an LDAP search filter (RFC 4515 section 3): `* ( ) \ NUL` as `\XX`. */

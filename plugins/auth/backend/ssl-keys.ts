@@ -15,7 +15,7 @@
  */
 import type { ConnectionOptions } from 'node:tls'
 import { ConfigError, type ConfigSchema } from '../../../node/config/index.js'
-import { buildTlsOptions, isTlsVersion, type ServerNameRule, type TlsSettings } from '../../kit/pools/tls.js'
+import { buildTlsOptions, isTlsVersion, type ServerNameRule, type TlsSettings } from '../../../node/tls-options.js'
 
 /** The TLS keys of Redis and MongoDB under `prefix` (`auth.redis`). */
 export function sslSchema (prefix: string, enabled: 'on' | 'off' = 'off'): ConfigSchema {

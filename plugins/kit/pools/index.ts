@@ -10,6 +10,6 @@
  */
 export { parseRedisServers, type RedisAddress } from './servers.js'
 export { SqlQueryTimeoutError, tlsConnectOptions } from './sql-pool.js'
-export { buildTlsOptions, isTlsVersion } from './tls.js'
-export type { ServerNameRule, TlsBuildContext, TlsFileKey, TlsSettings } from './tls.js'
+export { buildTlsOptions, isTlsVersion } from '../../../node/tls-options.js'
+export type { ServerNameRule, TlsBuildContext, TlsFileKey, TlsSettings } from '../../../node/tls-options.js'
 export type { SqlPool, SqlPoolOptions, SqlTlsOptions, SqlRow } from './sql-pool.js'

@@ -4,7 +4,7 @@
  * from EMQ X's `ssl.*` keys (plugins/kit/pools/tls.ts), and the wrapper both drivers' pools share.
  */
 import type { ConnectionOptions } from 'node:tls'
-import { buildTlsOptions, type TlsSettings } from './tls.js'
+import { buildTlsOptions, type TlsSettings } from '../../../node/tls-options.js'
 
 /** TLS towards the database server: EMQ X's `ssl.*` keys; files are PEM paths already resolved by the caller. */
 export type SqlTlsOptions = TlsSettings

@@ -1,5 +1,5 @@
 /** `${key}` placeholders: nested keys, JSON strings on the way, typed whole-value placeholders. */
-import { fillString, fillTemplate, lookup } from '../../../rules/template.js'
+import { fillString, fillTemplate, lookup } from '../../../node/template/index.js'
 
 const data = { clientid: 'c1', qos: 1, payload: '{"x":{"y":7}}', map: { a: [1, 2] }, empty: null }
 

@@ -1,6 +1,8 @@
 /**
- * The one builder of Node.js TLS options from EMQ X's `ssl.*` keys, for every pool and
- * backend that connects out over TLS: the SQL pools, Redis, MongoDB, LDAP and HTTP.
+ * The one builder of Node.js TLS options from EMQ X's `ssl.*` keys, for everything that
+ * connects out over TLS: the auth backends' pools (SQL, Redis, MongoDB, LDAP, HTTP), the MQTT
+ * bridge's link, and the rule engine's resources (rules/resource-tls.ts reads their params).
+ * In the core (node/) because the rule engine's own resource types use it as the plugins do.
  *
  * What is the same everywhere: the PEM files (`cacertfile`, `certfile`, `keyfile`) are read
  * when the options are built, `verify` is `rejectUnauthorized`, and `tls_versions` bounds
