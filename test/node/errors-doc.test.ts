@@ -100,6 +100,7 @@ const NOT_KINDS: Record<string, string> = {
   HttpServiceError: 'svc_auth_http: the service answered an error status; the plugin answers ignore and raises its alarm, never answered',
   LdapPoolError: 'LDAP pool (auth backends): the directory cannot be used; the plugin answers ignore and raises its alarm, never answered',
   RedisUnavailableError: 'Redis pool (auth backends): not connected; the plugin answers ignore and raises its alarm, never answered',
+  RejectedBatch: 'buffered sinks (plugins/kit/sink/): a batch the far side refused for good; counted as failed for its actions and logged, never answered',
   SqlQueryTimeoutError: 'SQL pools (auth backends): a query past query_timeout; the plugin answers ignore and raises its alarm, never answered'
 }
 

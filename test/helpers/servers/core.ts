@@ -206,17 +206,22 @@ export async function spawnServer (def: ServerDefinition): Promise<ServerProcess
     child.stderr?.setEncoding('utf8').on('data', keep)
     const exited = new Promise<string>((resolve) => {
       child.once('error', (err) => resolve(`could not be spawned: ${err.message}`))
-      child.once('exit', (code, signal) => resolve(`exited (${signal ?? `code ${String(code)}`})`))
+      // 'close', not 'exit': its output is all read by then (a bind error printed just before
+      // the exit was sometimes still unread, so the start was not retried on new ports)
+      child.once('close', (code, signal) => resolve(`exited (${signal ?? `code ${String(code)}`})`))
     })
     let exit: string | undefined
     void exited.then((how) => { exit = how })
     const deadline = began + startTimeoutMs()
     let lastError = 'no probe yet'
+    let probes = 0
     for (;;) {
       if (exit !== undefined) break
       const remaining = deadline - Date.now()
-      if (remaining <= 0) break
-      const timeout = Math.min(remaining, PROBE_TIMEOUT_MS)
+      // at least one probe, however slow the spawn was on a loaded machine
+      if (remaining <= 0 && probes > 0) break
+      probes++
+      const timeout = Math.max(50, Math.min(remaining, PROBE_TIMEOUT_MS))
       let timer: NodeJS.Timeout | undefined
       const answered = await Promise.race([
         Promise.resolve().then(async () => await def.probe(ctx, timeout)).then(() => true, (err: Error) => { lastError = err.message; return false }),
