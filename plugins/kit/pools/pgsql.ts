@@ -38,6 +38,9 @@ export function createPgsqlPool (opts: SqlPoolOptions): SqlPool {
     transaction: async (queries) => {
       const client = await pool.connect()
       let broken: Error | undefined
+      // the server dying under a checked-out client emits `error` on it: the query in flight rejects anyway
+      const onError = (err: Error): void => { broken = err }
+      client.on('error', onError)
       try {
         await client.query('BEGIN')
         for (const q of queries) await client.query(q.text, q.values as any[])
@@ -47,6 +50,7 @@ export function createPgsqlPool (opts: SqlPoolOptions): SqlPool {
         await client.query('ROLLBACK').catch((e: Error) => { broken = e })
         throw err
       } finally {
+        client.off('error', onError)
         client.release(broken)
       }
     },
