@@ -14,6 +14,8 @@ import { svcBridgeMqtt } from './bridge_mqtt/plugin.js'
 import { svcAuthClientid, svcAuthUsername } from './auth/index.js'
 import { AUTH_BACKEND_PLUGINS } from './auth/backends.js'
 import { createDashboardPlugin } from './dashboard/index.js'
+import { svcBackendPgsql } from './backend_pgsql/index.js'
+import { svcBackendMysql } from './backend_mysql/index.js'
 import type { StarlingPlugin } from './kit/parts.js'
 
 /** The plugins of the parts above the core, which the root creates per node. */
@@ -29,7 +31,7 @@ export interface PartPlugins {
  * keeps per-node state is a factory, called once per node; the others hold none and are shared.
  */
 const BEFORE_RULES: ReadonlyArray<() => StarlingPlugin> = [createRetainerPlugin, createDelayedPublishPlugin, () => svcBridgeMqtt]
-const AFTER_RULES: ReadonlyArray<() => StarlingPlugin> = [() => svcAuthClientid, () => svcAuthUsername, ...AUTH_BACKEND_PLUGINS.map((p) => () => p), createDashboardPlugin]
+const AFTER_RULES: ReadonlyArray<() => StarlingPlugin> = [() => svcAuthClientid, () => svcAuthUsername, ...AUTH_BACKEND_PLUGINS.map((p) => () => p), () => svcBackendPgsql, () => svcBackendMysql, createDashboardPlugin]
 
 /**
  * Every plugin of one node, in load order (`data/loaded_plugins` and the plugin lists show

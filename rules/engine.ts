@@ -116,11 +116,13 @@ export async function createRuleEngine (components: RuleEngineComponents): Promi
       runtime.load(all)
     }
   })
-  const instances = new ResourceInstances({ registry, logger, components: { ...components, dataDir: resolvePath(components.config, 'node.data_dir') } })
+  const resourceComponents = { ...components, dataDir: resolvePath(components.config, 'node.data_dir') }
+  const instances = new ResourceInstances({ registry, logger, components: resourceComponents })
   const resources = new ResourceService({
     table: components.shared.table<Resource>(RESOURCES_TABLE),
     logger,
     registry,
+    components: resourceComponents,
     queue,
     usedBy: (id) => rules.usingResource(id),
     changed: (id, resource) => instances.sync(id, resource),

@@ -21,7 +21,7 @@ import type { ActionRegistry } from './registry.js'
 import { checkParams } from './params.js'
 import { restoreParams } from './views.js'
 import { NAME_PATTERN } from './rule-service.js'
-import type { Resource, Rule } from './types.js'
+import type { Resource, ResourceComponents, ResourceTypeDefinition, Rule } from './types.js'
 
 /** What creating a resource takes (named or short variant). */
 export interface ResourceInput {
@@ -44,6 +44,8 @@ export interface ResourceStatus {
 
 /** How long a health check may take. */
 export const HEALTH_CHECK_TIMEOUT_MS = 5000
+/** How long the reachability probe of a create or change may take. */
+export const PROBE_TIMEOUT_MS = 10_000
 
 /** What the resource service needs. */
 export interface ResourceServiceInit {
@@ -58,6 +60,8 @@ export interface ResourceServiceInit {
   queue: SerialQueue
   /** Called after resource `id` was created, replaced (another node) or deleted (`undefined`). */
   changed?: (id: string, resource: Resource | undefined) => void
+  /** What a type's `probe` is given; absent (unit tests without a node): no probe runs. */
+  components?: ResourceComponents
   /** The status of a resource whose type runs instances; undefined for other types (health check). */
   instanceAlive?: (resource: Resource) => Promise<boolean | undefined>
 }
@@ -114,6 +118,7 @@ export class ResourceService {
       def.checkConfig?.(config)
       const id = name !== undefined ? `${def.name}:${name}` : this.newId()
       if (this.resources.has(id)) throw new RefusedError(`resource ${id} already exists; delete it first or choose another name`)
+      await this.probe(def, config)
       const resource: Resource = {
         id,
         ...(name !== undefined ? { name } : {}),
@@ -147,6 +152,7 @@ export class ResourceService {
         if (typeof patch.config !== 'object' || patch.config === null || Array.isArray(patch.config)) throw new WrongTypeError('parameter config must be an object')
         config = checkParams(def.params, restoreParams(patch.config, stored.config, def.params), `resource type ${def.name} config`)
         def.checkConfig?.(config)
+        await this.probe(def, config)
       }
       const resource: Resource = { ...stored, config, description: patch.description ?? stored.description }
       await this.init.table.put(id, resource)
@@ -178,6 +184,20 @@ export class ResourceService {
     const check = this.init.registry.findResourceType(resource.type)?.healthCheck
     if (check === undefined) return { is_alive: true }
     return { is_alive: await check(resource, AbortSignal.timeout(HEALTH_CHECK_TIMEOUT_MS)) }
+  }
+
+  /**
+   * Refuses a config whose backend cannot be reached from this node (the type's `probe`):
+   * RefusedError (102) naming the type and why, nothing stored.
+   */
+  private async probe (def: ResourceTypeDefinition, config: Record<string, unknown>): Promise<void> {
+    if (def.probe === undefined || this.init.components === undefined) return
+    try {
+      await def.probe(config, this.init.components, AbortSignal.timeout(PROBE_TIMEOUT_MS))
+    } catch (err) {
+      const why = (err as Error)?.message ?? String(err)
+      throw new RefusedError(`resource type ${def.name}: cannot connect: ${why}; start the server or correct the config`)
+    }
   }
 
   private async serial<T> (fn: () => Promise<T>): Promise<T> {

@@ -293,6 +293,7 @@ export class RuleService {
       if (!actionServes(def.for, event)) throw new RefusedError(`action ${name} is for ${def.for}; it cannot run on ${event}`)
     }
     const checked = checkParams(def.params, params, `action ${name}`)
+    def.check?.(checked)
     if (def.types.length > 0) {
       const id = checked.$resource as string
       const resource = this.init.resource(id)

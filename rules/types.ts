@@ -97,6 +97,11 @@ export interface ActionDefinition {
   title: string
   description: string
   params: ParamSpecs
+  /**
+   * Checks params beyond their specs when a rule is created or changed, after defaults are
+   * filled (a template that does not compile); throws a catalogue error (108) to refuse the rule.
+   */
+  check?: (params: Record<string, unknown>) => void
   run: (selected: Record<string, unknown>, ctx: ActionContext) => Promise<void> | void
 }
 
@@ -116,6 +121,13 @@ export interface ResourceTypeDefinition {
    * created, after defaults are filled; throws a catalogue error (108) to refuse it.
    */
   checkConfig?: (config: Record<string, unknown>) => void
+  /**
+   * Whether the backend a config names can be reached, tried on the node handling a create
+   * or a change before anything is stored (EMQ X refused a resource it could not connect
+   * to): resolves when it can, rejects with why not (a RefusedError, 102, is then answered,
+   * naming the resource type and the reason). Other nodes open their instance without it.
+   */
+  probe?: (config: Record<string, unknown>, components: ResourceComponents, signal: AbortSignal) => Promise<void>
   /**
    * For types whose resources run something on each node (a bridge's connection and
    * buffer): starts it. Called on every node for each resource of the type while the rule

@@ -101,7 +101,8 @@ const NOT_KINDS: Record<string, string> = {
   LdapPoolError: 'LDAP pool (auth backends): the directory cannot be used; the plugin answers ignore and raises its alarm, never answered',
   RedisUnavailableError: 'Redis pool (auth backends): not connected; the plugin answers ignore and raises its alarm, never answered',
   RejectedBatch: 'buffered sinks (plugins/kit/sink/): a batch the far side refused for good; counted as failed for its actions and logged, never answered',
-  SqlQueryTimeoutError: 'SQL pools (auth backends): a query past query_timeout; the plugin answers ignore and raises its alarm, never answered'
+  SqlQueryTimeoutError: 'SQL pools (auth backends): a query past query_timeout; the plugin answers ignore and raises its alarm, never answered',
+  WriteRefused: 'data integration (plugins/kit/data/): a write the database refused for good; its rows count as failed in the action metrics, never answered'
 }
 
 /** The row of `name` in docs/errors.md, split into cells. */

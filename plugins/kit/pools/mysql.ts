@@ -43,6 +43,22 @@ export function createMysqlPool (opts: SqlPoolOptions): SqlPool {
       }), opts.queryTimeoutMs > 0 ? opts.queryTimeoutMs + opts.connectTimeoutMs : 0)
       return Array.isArray(rows) ? rows as SqlRow[] : []
     },
+    transaction: async (queries) => {
+      const conn = await pool.getConnection()
+      let broken = false
+      try {
+        await conn.beginTransaction()
+        for (const q of queries) await conn.execute({ sql: q.text, timeout: opts.queryTimeoutMs > 0 ? opts.queryTimeoutMs : undefined }, q.values as any[])
+        await conn.commit()
+      } catch (err) {
+        // a connection that failed is destroyed; a refused statement's goes back once rolled back
+        await conn.rollback().catch(() => { broken = true })
+        throw err
+      } finally {
+        if (broken) conn.destroy()
+        else conn.release()
+      }
+    },
     end: async () => { await pool.end() }
   })
 }

@@ -35,6 +35,25 @@ export function createPgsqlPool (opts: SqlPoolOptions): SqlPool {
   pool.on('error', () => {})
   return wrapSqlPool('PostgreSQL', opts, {
     query: async (text, values) => (await pool.query(text, values as any[])).rows as SqlRow[],
+    transaction: async (queries) => {
+      const client = await pool.connect()
+      let broken: Error | undefined
+      // the server dying under a checked-out client emits `error` on it: the query in flight rejects anyway
+      const onError = (err: Error): void => { broken = err }
+      client.on('error', onError)
+      try {
+        await client.query('BEGIN')
+        for (const q of queries) await client.query(q.text, q.values as any[])
+        await client.query('COMMIT')
+      } catch (err) {
+        // a connection that failed is not given back to the pool; a refused statement's is, once rolled back
+        await client.query('ROLLBACK').catch((e: Error) => { broken = e })
+        throw err
+      } finally {
+        client.off('error', onError)
+        client.release(broken)
+      }
+    },
     end: async () => { await pool.end() }
   })
 }

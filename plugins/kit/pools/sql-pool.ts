@@ -39,6 +39,12 @@ export type SqlRow = Record<string, unknown>
 export interface SqlPool {
   /** `text` with `values` bound by the driver (`?` for MySQL, `$n` for PostgreSQL); resolves with the rows. */
   query: (text: string, values: ReadonlyArray<string | number | null>) => Promise<SqlRow[]>
+  /**
+   * Runs `queries` in order in one transaction on one connection (BEGIN ... COMMIT): all of
+   * them are written or none (a failure rolls back and rejects with the first error). Each
+   * is bounded by the query timeout. Data integration writes a batch with it.
+   */
+  transaction: (queries: ReadonlyArray<{ text: string, values: ReadonlyArray<string | number | null> }>) => Promise<void>
   /** Whether the server answers `SELECT 1` within `timeoutMs`: the health probe. */
   probe: (timeoutMs?: number) => Promise<boolean>
   /** Closes every connection; later queries reject. */
@@ -78,6 +84,8 @@ export async function withTimeout<T> (promise: Promise<T>, ms: number): Promise<
 export interface SqlDriverPool {
   /** Runs `text` with `values` bound by the driver; resolves with the rows. */
   query: (text: string, values: ReadonlyArray<string | number | null>) => Promise<SqlRow[]>
+  /** Runs the queries in one transaction on one connection; rejects (rolled back) with the first error. */
+  transaction: SqlPool['transaction']
   /** Closes every connection. */
   end: () => Promise<void>
 }
@@ -95,6 +103,10 @@ export function wrapSqlPool (product: string, opts: SqlPoolOptions, driver: SqlD
   }
   return {
     query,
+    transaction: async (queries) => {
+      if (closed) throw new Error(`the ${product} pool is closed`)
+      await driver.transaction(queries)
+    },
     probe: async (timeoutMs = opts.connectTimeoutMs) => {
       try {
         await withTimeout(query('SELECT 1', []), timeoutMs)

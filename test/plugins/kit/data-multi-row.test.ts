@@ -1,0 +1,63 @@
+/**
+ * The SQL side of the data kit without a server: a single-row INSERT's multi-row form (every
+ * value still a bound parameter), which statements keep one statement per row, the `sql`
+ * param compiled (and refused) as an action's check does, and selected values as parameters.
+ */
+import { multiRowForm, multiRowText, sqlActionParts, sqlValue } from '../../../plugins/kit/data/index.js'
+import { ApiError } from '../../../node/errors.js'
+
+const pg = sqlActionParts('postgresql', 'PostgreSQL', (b) => b ? 'true' : 'false')
+const my = sqlActionParts('mysql', 'MySQL', (b) => b ? 1 : 0)
+
+describe('multi-row INSERT', () => {
+  it('repeats the VALUES tuple with the PostgreSQL markers numbered on', () => {
+    const t = pg.compile({ sql: 'INSERT INTO t (a, b, c) VALUES (${clientid}, \'${topic}\', now())' })
+    const form = multiRowForm(t.text, 'postgresql')!
+    expect(form.params).toBe(2)
+    expect(multiRowText(form, 3, 'postgresql')).toBe('INSERT INTO t (a, b, c) VALUES ($1, $2, now()), ($3, $4, now()), ($5, $6, now())')
+  })
+
+  it('repeats the tuple with ? markers for MySQL and keeps what follows it', () => {
+    const t = my.compile({ sql: 'insert into t(a, b) values (${a}, ${b}) on duplicate key update b = values(b)' })
+    const form = multiRowForm(t.text, 'mysql')!
+    expect(multiRowText(form, 2, 'mysql')).toBe('insert into t(a, b) values (?, ?), (?, ?) on duplicate key update b = values(b)')
+  })
+
+  it('keeps literals with parentheses, commas and markers in them as text', () => {
+    const form = multiRowForm('INSERT INTO t VALUES ($1, \'a) $9 (b\', $2)', 'postgresql')!
+    expect(multiRowText(form, 2, 'postgresql')).toBe('INSERT INTO t VALUES ($1, \'a) $9 (b\', $2), ($3, \'a) $9 (b\', $4)')
+  })
+
+  it('has no multi-row form for other statements or markers outside the tuple', () => {
+    expect(multiRowForm('UPDATE t SET a = $1 WHERE id = $2', 'postgresql')).toBeUndefined()
+    expect(multiRowForm('INSERT INTO t (a) VALUES ($1) ON CONFLICT (a) DO UPDATE SET b = $2', 'postgresql')).toBeUndefined()
+    expect(multiRowForm('INSERT INTO t (a) SELECT $1', 'postgresql')).toBeUndefined()
+    expect(multiRowForm('INSERT INTO t (a) VALUES (1)', 'postgresql')).toBeUndefined()
+  })
+})
+
+describe('the sql param', () => {
+  it('binds placeholders as parameters and renders a row', () => {
+    const t = pg.compile({ sql: 'insert into t values (${clientid}, ${payload.temp}, ${flags.retain}, ${missing})' })
+    expect(t.text).toBe('insert into t values ($1, $2, $3, $4)')
+    const row = pg.row(t, { clientid: 'c1', payload: '{"temp":21.5}', flags: { retain: true } })
+    expect(row).toEqual({ text: t.text, rows: [['c1', 21.5, 'true', null]] })
+  })
+
+  it('refuses a template that cannot be bound, with code 108', () => {
+    for (const sql of ['', 'insert into t values (\'x${clientid}\')', 'insert into t values (?)', 'insert into t values (\'open']) {
+      let err: unknown
+      try { my.compile({ sql }) } catch (e) { err = e }
+      expect(err).toBeInstanceOf(ApiError)
+      expect((err as ApiError).code).toBe(108)
+      expect((err as Error).message).toMatch(/parameter sql cannot be used/)
+    }
+  })
+
+  it('binds objects as JSON, buffers as text and non-finite numbers as NULL', () => {
+    expect(sqlValue({ a: 1 }, String)).toBe('{"a":1}')
+    expect(sqlValue(Buffer.from('hi'), String)).toBe('hi')
+    expect(sqlValue(Number.NaN, String)).toBeNull()
+    expect(sqlValue(true, (b) => b ? 1 : 0)).toBe(1)
+  })
+})

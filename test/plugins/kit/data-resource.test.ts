@@ -1,0 +1,88 @@
+/**
+ * The data kit's resource instance over a fake client: batches per action, a row the server
+ * refuses for good found by splitting (the others written once), the deadline without the
+ * local buffer (failed, never written later), and a disk buffer read back by the next open.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { silentLogger } from '../../../node/logger.js'
+import { DataResource, WriteRefused, type DataClient, type DataBatchSettings, type DataResourceSettings } from '../../../plugins/kit/data/index.js'
+
+/** A write: rows of numbers; a row < 0 is refused for good; `down` makes every write fail as a lost connection. */
+type W = number[]
+
+function fakeClient (): DataClient<W> & { written: number[], calls: number, down: boolean } {
+  const c = {
+    address: 'fake',
+    written: [] as number[],
+    calls: 0,
+    down: false,
+    connect: async () => { if (c.down) throw new Error('connection refused') },
+    alive: async () => !c.down,
+    write: async (writes: readonly W[]) => {
+      c.calls++
+      if (c.down) throw new Error('connection lost')
+      const rows = writes.flat()
+      if (rows.some((r) => r < 0)) throw new WriteRefused('bad row')
+      c.written.push(...rows)
+    },
+    merge: (rows: readonly W[]) => rows.flat(),
+    split: (w: W) => w.map((r) => [r]),
+    rows: (w: W) => w.length,
+    close: async () => {}
+  }
+  return c
+}
+
+const SETTINGS: DataResourceSettings = { poolSize: 1, autoReconnect: true, localBuffer: false, maxBufferBytes: 1 << 20, retryTimeoutMs: 200 }
+const BATCH: DataBatchSettings = { batchSize: 10, batchTimeMs: 5, mode: 'async', syncTimeoutMs: 5000 }
+
+let dir: string
+beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'data-resource-')) })
+afterEach(() => { rmSync(dir, { recursive: true, force: true }) })
+
+async function outcomes (ps: Array<Promise<void>>): Promise<string[]> {
+  return (await Promise.allSettled(ps)).map((r) => r.status)
+}
+
+describe('DataResource', () => {
+  it('writes rows in batches, in order, and fails only the rows the server refuses', async () => {
+    const client = fakeClient()
+    const r = await DataResource.open({ id: 'x', client, settings: SETTINGS, dataDir: dir, logger: silentLogger() })
+    const rows = [1, 2, -3, 4, 5]
+    const got = await outcomes(rows.map((v) => r.write('a', BATCH, [v])))
+    expect(got).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
+    expect(client.written).toEqual([1, 2, 4, 5])
+    await r.close(true)
+  })
+
+  it('without the local buffer, fails rows not written within retry_timeout and never writes them later', async () => {
+    const client = fakeClient()
+    const r = await DataResource.open({ id: 'x', client, settings: SETTINGS, dataDir: dir, logger: silentLogger() })
+    await r.write('a', BATCH, [1])
+    client.down = true
+    const late = await outcomes([r.write('a', BATCH, [2]), r.write('a', BATCH, [3])])
+    expect(late).toEqual(['rejected', 'rejected'])
+    expect(await r.alive()).toBe(false)
+    client.down = false
+    await r.write('a', BATCH, [4])
+    expect(client.written).toEqual([1, 4])
+    await r.close(true)
+  })
+
+  it('with the local buffer, succeeds once on disk and writes what it holds after the next open, in order', async () => {
+    const client = fakeClient()
+    client.down = true
+    const settings = { ...SETTINGS, localBuffer: true }
+    const r = await DataResource.open({ id: 'backend_x:b', client, settings, dataDir: dir, logger: silentLogger() })
+    expect(await outcomes([1, 2, 3].map((v) => r.write('a', BATCH, [v])))).toEqual(['fulfilled', 'fulfilled', 'fulfilled'])
+    await r.close(false)
+    client.down = false
+    const again = await DataResource.open({ id: 'backend_x:b', client, settings, dataDir: dir, logger: silentLogger() })
+    const deadline = Date.now() + 5000
+    while (client.written.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(client.written).toEqual([1, 2, 3])
+    await again.close(true)
+  })
+})
