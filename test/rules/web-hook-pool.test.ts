@@ -248,11 +248,14 @@ if (!hasOpenssl) console.warn('skipping "web_hook over https": install the Debia
   let mtls: https.Server
   /** The client certificate's CN each request came with (undefined: none). */
   const seen: Array<string | undefined> = []
+  /** The SNI each request came with. */
+  const snis: Array<string | undefined> = []
 
   function service (opts: https.ServerOptions): https.Server {
     const server = https.createServer(opts, (req, res) => {
       const peer = (req.socket as TLSSocket).getPeerCertificate()
       seen.push(peer?.subject?.CN === undefined ? undefined : String(peer.subject.CN))
+      snis.push((req.socket as TLSSocket & { servername?: string | false }).servername || undefined)
       req.resume()
       res.end('ok')
     })
@@ -278,7 +281,7 @@ if (!hasOpenssl) console.warn('skipping "web_hook over https": install the Debia
     if (mtls !== undefined) await close(mtls)
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
   })
-  beforeEach(() => { seen.length = 0 })
+  beforeEach(() => { seen.length = 0; snis.length = 0 })
 
   const urlOf = (server: https.Server, host = '127.0.0.1'): string => `https://${host}:${(server.address() as AddressInfo).port}/hook`
 
@@ -306,6 +309,13 @@ if (!hasOpenssl) console.warn('skipping "web_hook over https": install the Debia
     const other = await pool({ url: urlOf(plain), verify: true, cacertfile: serverCa.certFile, server_name_indication: 'hooks.example.com' })
     await expect(other.send(POST)).rejects.toThrow(/hooks\.example\.com/)
     expect(seen).toEqual([undefined])
+  })
+
+  it('server_name_indication disable: the URL\'s host name is still sent (undici sends it for a host name) and checked', async () => {
+    const hook = await pool({ url: urlOf(plain, 'localhost'), verify: true, cacertfile: serverCa.certFile, server_name_indication: 'disable' })
+    await hook.send(POST)
+    expect(seen).toEqual([undefined])
+    expect(snis).toEqual(['localhost'])
   })
 
   it('a server that asks for a client certificate gets certfile and keyfile; without them the handshake is refused', async () => {
