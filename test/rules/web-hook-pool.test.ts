@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TLSSocket } from 'node:tls'
 import { openWebHookPool, webHookSettings, webHookTlsOptions, type WebHookInstance, type WebHookRequest } from '../../rules/actions/web-hook-pool.js'
+import { requestPath } from '../../rules/actions/web-hook.js'
 import { makeTestCa, makeTestCert, type TestCertificate } from '../helpers/servers/index.js'
 
 /** The certificates come from the openssl CLI (Debian package `openssl`); on CI a missing one fails. */
@@ -211,6 +212,19 @@ describe('failures show no credential', () => {
     const err: Error = await hook.send({ ...POST, path: '/h?password=pa55word' }).then(() => new Error('sent'), (e: Error) => e)
     expect(err.message).toMatch(new RegExp(`^web_hook web_hook:t: POST http://\\*{6}@127\\.0\\.0\\.1:${deadPort}/h\\?password=\\*{6} failed: .*ECONNREFUSED`))
     expect(err.message).not.toContain('pa55word')
+  })
+})
+
+describe('the request path', () => {
+  it('joins the URL\'s path and the action\'s with one slash, their query strings in that order', () => {
+    const at = (url: string, path: string): string => requestPath(new URL(url), path)
+    expect(at('http://h/hook?a=1', '')).toBe('/hook?a=1')
+    expect(at('http://h', '')).toBe('/')
+    expect(at('http://h', 'x')).toBe('/x')
+    expect(at('http://h/', '/x')).toBe('/x')
+    expect(at('http://h/v1/', '//x/y')).toBe('/v1/x/y')
+    expect(at('http://h/v1?a=1', 'x?b=2')).toBe('/v1/x?a=1&b=2')
+    expect(at('http://h/v1', '?b=2')).toBe('/v1?b=2')
   })
 })
 
