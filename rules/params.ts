@@ -3,6 +3,7 @@
  * 107 for a missing required one, 108 for a wrong type, a value outside `enum` or one not of
  * its `format`. Unknown keys are kept (EMQ X passed them through). Defaults fill absent keys.
  */
+import { parseDuration } from '../node/config/index.js'
 import { MissingParameterError, WrongTypeError } from '../node/errors.js'
 import { topicNameError } from '../node/mqtt/topic.js'
 import type { ParamSpec, ParamSpecs } from './types.js'
@@ -15,6 +16,8 @@ function typeOf (value: unknown): string {
 }
 
 function hasType (spec: ParamSpec, value: unknown): boolean {
+  // a duration is text (EMQ X's `"5s"`) or a number of milliseconds (configs stored before it was text)
+  if (spec.format === 'duration' && typeof value === 'number') return Number.isFinite(value) && value >= 0
   switch (spec.type) {
     case 'integer': return Number.isInteger(value)
     case 'number': return typeof value === 'number' && Number.isFinite(value)
@@ -27,6 +30,7 @@ function hasType (spec: ParamSpec, value: unknown): boolean {
 /** Why `value` is not of `spec`'s format, or null. Placeholders (`${x}`) may stand in a topic. */
 function formatError (spec: ParamSpec, value: unknown): string | null {
   if (typeof value !== 'string') return null
+  if (spec.format === 'duration') return paramDuration(value) === undefined ? 'is not a duration such as 5s, 500ms or 1m' : null
   if (spec.format === 'topic') {
     const plain = value.replace(/\$\{[^}]*\}/g, 'x')
     const err = topicNameError(plain)
@@ -71,4 +75,17 @@ export function checkParams (specs: ParamSpecs, given: unknown, what: string): R
     if (bad !== null) throw new WrongTypeError(`${what}: parameter ${name} ${bad}`)
   }
   return out
+}
+
+/**
+ * The milliseconds of a `duration` param's value: a number is milliseconds, and so is text of
+ * digits only (`"5000"`, as a form sends a stored number back); other text is a duration such
+ * as `5s`, `1m30s`, `500ms` (node/config's units). Undefined when it is none of these.
+ */
+export function paramDuration (value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined
+  if (typeof value !== 'string') return undefined
+  const text = value.trim()
+  if (/^\d+$/.test(text)) return Number(text)
+  return parseDuration(text)
 }

@@ -62,29 +62,38 @@ async function metricsOfNodes (rpc: RuleOpsComponents['rpc']): Promise<NodeRuleM
   return answers.flatMap(a => a.ok ? [a.result] : [])
 }
 
-async function view (rpc: RuleOpsComponents['rpc'], rule: Rule): Promise<RuleView> {
-  return ruleView(rule, await metricsOfNodes(rpc))
+/** The rule as shown: counters of every node, the actions' credentials masked. */
+async function view ({ engine, rpc }: EngineAndRpc, rule: Rule): Promise<RuleView> {
+  return ruleView(rule, await metricsOfNodes(rpc), actionSpecsOf(engine))
+}
+
+/** The params of an action by name (which of its params are secret), when it is known here. */
+function actionSpecsOf (engine: RuleEngine): (name: string) => ParamSpecs | undefined {
+  return (name) => engine.registry.findAction(name)?.params
 }
 
 /** `GET /rules`, `rules list`: every rule with its counters per node. */
 export async function listRules ({ engine, rpc }: EngineAndRpc): Promise<RuleView[]> {
   const metrics = await metricsOfNodes(rpc)
-  return engine.rules.list().map(r => ruleView(r, metrics))
+  return engine.rules.list().map(r => ruleView(r, metrics, actionSpecsOf(engine)))
 }
 
 /** `GET /rules/:id`, `rules show`: 404 when unknown. */
-export async function showRule ({ engine, rpc }: EngineAndRpc, id: string): Promise<RuleView> {
-  return await view(rpc, engine.rules.get(id))
+export async function showRule (parts: EngineAndRpc, id: string): Promise<RuleView> {
+  return await view(parts, parts.engine.rules.get(id))
 }
 
 /** `POST /rules`, `rules create`: checks everything first; nothing is stored on an error. */
-export async function createRule ({ engine, rpc }: EngineAndRpc, input: RuleInput): Promise<RuleView> {
-  return await view(rpc, await engine.rules.create(input))
+export async function createRule (parts: EngineAndRpc, input: RuleInput): Promise<RuleView> {
+  return await view(parts, await parts.engine.rules.create(input))
 }
 
-/** `PUT /rules/:id`, `rules update`: changes rawsql, actions, description and/or enabled. */
-export async function updateRule ({ engine, rpc }: EngineAndRpc, id: string, patch: RulePatch): Promise<RuleView> {
-  return await view(rpc, await engine.rules.update(id, patch))
+/**
+ * `PUT /rules/:id`, `rules update`: changes rawsql, actions, description and/or enabled; an
+ * action's credential sent back as shown (`******`) keeps its stored value.
+ */
+export async function updateRule (parts: EngineAndRpc, id: string, patch: RulePatch): Promise<RuleView> {
+  return await view(parts, await parts.engine.rules.update(id, patch))
 }
 
 /** `DELETE /rules/:id`, `rules delete`: 404 when unknown. */

@@ -25,6 +25,7 @@ import { loadSql, loadedSql } from './sql-loader.js'
 import { actionServes, type ActionRegistry } from './registry.js'
 import { checkParams } from './params.js'
 import type { Resource, Rule, RuleAction } from './types.js'
+import { restoreParams } from './views.js'
 
 /** What creating a rule takes (spec: named variant with `name` and `for`, or the short one). */
 export interface RuleInput {
@@ -174,7 +175,7 @@ export class RuleService {
       const compiled = patch.rawsql !== undefined ? compileRuleSql(patch.rawsql) : entry.compiled
       if (compiled === null) throw new RefusedError(`rule ${id}: its SQL does not compile; give a new rawsql`)
       const actions = patch.actions !== undefined
-        ? this.checkActions(patch.actions, compiled.events)
+        ? this.checkActions(this.restoreSecrets(patch.actions, entry.rule.actions), compiled.events)
         : this.recheck(entry.rule.actions, compiled.events)
       const rule: Rule = {
         ...entry.rule,
@@ -274,6 +275,22 @@ export class RuleService {
       if (typeof name !== 'string') throw new WrongTypeError(`parameter actions[${i}].name must be a string`)
       const checked = this.checkAction(name, params, events)
       return { id: `${name.replace(/^.*:/, '')}_${stamp}_${i}`, name, params: checked }
+    })
+  }
+
+  /**
+   * `given` actions with what was shown masked (`******`, a header's value) put back from
+   * `stored`: an action keeps the stored values of the action at its position when both have
+   * the same name (the rule as shown, sent back with other changes).
+   */
+  private restoreSecrets (given: unknown, stored: readonly RuleAction[]): unknown {
+    if (!Array.isArray(given)) return given
+    return given.map((a: unknown, i: number) => {
+      const before = stored[i]
+      if (before === undefined || typeof a !== 'object' || a === null || Array.isArray(a)) return a
+      const { name, params } = a as { name?: unknown, params?: unknown }
+      if (name !== before.name || typeof params !== 'object' || params === null || Array.isArray(params)) return a
+      return { ...a, params: restoreParams(params as Record<string, unknown>, before.params, this.init.registry.findAction(before.name)?.params) }
     })
   }
 

@@ -19,8 +19,12 @@ export interface ParamSpec {
   required: boolean
   title: string
   description: string
-  /** `topic` (a topic name, `${key}` placeholders allowed), `url` (http or https), `template`. */
-  format?: 'topic' | 'url' | 'template'
+  /**
+   * `topic` (a topic name, `${key}` placeholders allowed), `url` (http or https), `template`,
+   * `duration` (with `type: 'string'`: text such as `5s`, `500ms`, `1m`, or a number of
+   * milliseconds, which older stored configs hold; read with `paramDuration`, rules/params.ts).
+   */
+  format?: 'topic' | 'url' | 'template' | 'duration'
   /** The allowed values. */
   enum?: unknown[]
   /** Used when the parameter is absent. */

@@ -43,8 +43,12 @@ export interface ResourceView {
   status?: Array<{ node: string, is_alive: boolean }>
 }
 
-/** `rule` with the counters of every node that answered. */
-export function ruleView (rule: Rule, perNode: NodeRuleMetrics[]): RuleView {
+/**
+ * `rule` with the counters of every node that answered; each action's params as
+ * {@link maskParams} shows them with the action's specs (`specsOf`: a web_hook action's
+ * header values), or guessed from their names when the action is unknown here.
+ */
+export function ruleView (rule: Rule, perNode: NodeRuleMetrics[], specsOf: (action: string) => ParamSpecs | undefined = () => undefined): RuleView {
   const zero = (node: string): RuleNodeMetrics => ({ node, matched: 0, speed: 0, speed_max: 0, speed_last5m: 0, failed: 0 })
   return {
     id: rule.id,
@@ -54,7 +58,7 @@ export function ruleView (rule: Rule, perNode: NodeRuleMetrics[]): RuleView {
     actions: rule.actions.map(a => ({
       id: a.id,
       name: a.name,
-      params: a.params,
+      params: maskParams(a.params, specsOf(a.name)),
       metrics: perNode.flatMap(m => m.actions[a.id] ?? [])
     })),
     enabled: rule.enabled,
@@ -67,8 +71,9 @@ export function ruleView (rule: Rule, perNode: NodeRuleMetrics[]): RuleView {
 export const REDACTED = CONFIG_REDACTED
 
 /**
- * `config` (a resource's) as shown: the values of `secret` params as {@link REDACTED} when
- * set, the credential parts of `secretParts` params masked (a URL's `?token=`, header values).
+ * `config` (a resource's, or an action's params) as shown: the values of `secret` params as
+ * {@link REDACTED} when set, the credential parts of `secretParts` params masked (a URL's
+ * `?token=`, header values).
  */
 export function maskParams (config: Record<string, unknown>, specs: ParamSpecs | undefined): Record<string, unknown> {
   let out = config
@@ -85,7 +90,7 @@ export function maskParams (config: Record<string, unknown>, specs: ParamSpecs |
 }
 
 /**
- * `config` to store when a change sends `sent` for a resource that holds `stored`: a secret
+ * `config` to store when a change sends `sent` for a resource (or an action) that holds `stored`: a secret
  * param sent as {@link REDACTED} keeps its value, and the masked parts of a `secretParts`
  * param (a URL's `token=******`, a header's `******`) keep theirs.
  */

@@ -45,9 +45,13 @@ export function hasPlaceholder (text: string): boolean {
   return text.includes('${')
 }
 
-/** `text` with every `${key}` replaced by the rendered value from `data`. */
-export function fillString (text: string, data: Record<string, unknown>): string {
+/**
+ * `text` with every `${key}` replaced by the rendered value from `data`, passed through
+ * `encode` when given (a URL path's `encodeURIComponent`: a value never adds path segments).
+ */
+export function fillString (text: string, data: Record<string, unknown>, encode?: (rendered: string) => string): string {
   if (!hasPlaceholder(text)) return text
+  if (encode !== undefined) return text.replace(PLACEHOLDER, (_m, key: string) => encode(renderValue(lookup(data, key))))
   return text.replace(PLACEHOLDER, (_m, key: string) => renderValue(lookup(data, key)))
 }
 

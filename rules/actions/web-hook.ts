@@ -1,69 +1,43 @@
 /**
- * The `web_hook` resource type (config `url`, `headers`, `method`, `request_timeout`) and its
- * actions `data_to_webserver`, `web_hook:event_action` and `web_hook:publish_action` (spec:
- * "Rule-engine trigger events": an HTTP request with a JSON body, content type
- * `application/json`, plus the resource's headers).
+ * The `web_hook` resource type and its actions, as EMQ X 4.4 offers them in the rule engine
+ * (emqx_web_hook's resource and `data_to_webserver`, without starting the emqx_web_hook
+ * plugin): the resource is a server (`url`, `connect_timeout`, `request_timeout`,
+ * `pool_size`, `enable_pipelining`, the TLS files and checks), the action says what to send
+ * there (`method`, `path`, `headers`, `body`). `web_hook:event_action` and
+ * `web_hook:publish_action` are Starling's older actions, kept for the rules that use them.
  *
- * Delivery: one request per action run with global `fetch`, bounded by the resource's
- * `request_timeout`; no retries (the spec does not show any). A network error, a timeout or
- * a status other than 2xx fails the run (counted as `failed`, logged). At most
- * {@link MAX_IN_FLIGHT} requests per resource and node are pending; a run beyond that fails
- * at once, so a slow server cannot make the node hold an unbounded backlog.
+ * Delivery: one request per action run through the resource's pool on this node
+ * (web-hook-pool.ts), bounded by `request_timeout`; no retries (EMQ X 4.4 has none). A
+ * network error, a timeout or a status other than 2xx fails the run (counted as `failed`,
+ * logged). At most {@link MAX_IN_FLIGHT} requests per resource and node are pending; a run
+ * beyond that fails at once, so a slow server cannot make the node hold an unbounded backlog.
  *
- * Per-node state: the pending count lives in the resource's instance on the node (the
- * type's `open`, closed with the resource or the rule engine), which the action reaches
- * through `ctx.instance()`; no module keeps a count. Several nodes in one process (the
- * tests) with a resource of the same id each have their own instance, so their own limit.
+ * Configs stored by earlier versions keep working: a resource's `headers` and `method` (the
+ * action's, when it has them, come first), `request_timeout` as a number of milliseconds, and
+ * an action's `payload_tmpl` (used when `body` is empty).
+ *
+ * Per-node state: the pool and the pending count live in the resource's instance on the
+ * node (the type's `open`, closed with the resource or the rule engine), which the action
+ * reaches through `ctx.instance()`; no module keeps either.
  */
-import { maskUrl } from '../../node/config/index.js'
 import { fillString, fillTemplate } from '../../node/template/index.js'
-import type { ActionContext, ActionDefinition, ParamSpec, Resource, ResourceInstance, ResourceTypeDefinition } from '../types.js'
+import { resourceTlsParams } from '../resource-tls.js'
+import type { ActionContext, ActionDefinition, ParamSpec, ResourceTypeDefinition } from '../types.js'
+import { WebHookInstance, openWebHookPool, webHookSettings, webHookTlsOptions, type WebHookRequest } from './web-hook-pool.js'
+
+export { MAX_IN_FLIGHT, PIPELINING_DEPTH, WebHookInstance } from './web-hook-pool.js'
 
 /**
- * The plugin providing the web_hook type and its actions: svc_rule_engine, until a
- * svc_web_hook plugin (EMQ X's emqx_web_hook; issue 23, plugins/web_hook/) provides them.
+ * The plugin providing the web_hook type and its actions: svc_rule_engine (EMQ X 4.4 offers
+ * the type in the rule engine whether or not emqx_web_hook runs; docs/rules.md).
  */
 export const WEB_HOOK_APP = 'svc_rule_engine'
-/** Pending requests allowed per resource. */
-export const MAX_IN_FLIGHT = 1000
-/** Methods a web_hook resource may use. */
+/** Methods of `data_to_webserver` (EMQ X 4.4's). */
+export const WEB_HOOK_ACTION_METHODS = ['POST', 'DELETE', 'PUT', 'GET'] as const
+/** Methods a web_hook resource stored by an earlier version may name. */
 export const WEB_HOOK_METHODS = ['POST', 'PUT', 'GET', 'DELETE', 'PATCH'] as const
 
-/** Bounds an instance's health check, as the resource service bounds `healthCheck` (5 s). */
-const ALIVE_TIMEOUT_MS = 5000
-
-/**
- * A web_hook resource's running part on one node: its pending requests. Invariant:
- * `pending` counts the {@link sendToWebServer} calls through this instance that passed the
- * limit and have not settled, so it never exceeds {@link MAX_IN_FLIGHT}.
- */
-export class WebHookInstance implements ResourceInstance {
-  /** Requests sent and not answered yet. */
-  pending = 0
-
-  constructor (private readonly resource: Resource) {}
-
-  /** The status while the rule engine runs: the same check as the type's `healthCheck`. */
-  async alive (): Promise<boolean> {
-    return await serverAnswers(this.resource, AbortSignal.timeout(ALIVE_TIMEOUT_MS))
-  }
-
-  /** Nothing to stop: pending requests end by themselves, within the request timeout. */
-  async close (): Promise<void> {}
-}
-
-/** Whether the resource's server answers a HEAD request within its timeout (any status). */
-async function serverAnswers (resource: Resource, signal: AbortSignal): Promise<boolean> {
-  try {
-    const res = await fetch(String(resource.config.url), { method: 'HEAD', signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutOf(resource))]) })
-    await res.body?.cancel()
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** `web_hook`: an HTTP endpoint the actions send to. */
+/** `web_hook`: an HTTP server the actions send to. */
 export const webHookResourceType: ResourceTypeDefinition = {
   name: 'web_hook',
   provider: WEB_HOOK_APP,
@@ -71,71 +45,105 @@ export const webHookResourceType: ResourceTypeDefinition = {
   description: 'WebHook: sends the selected data as an HTTP request with a JSON body',
   params: {
     // credential query values (token=, password=) and userinfo are shown as ****** (docs/rules.md)
-    url: { type: 'string', format: 'url', required: true, secretParts: 'url', title: 'Request URL', description: 'The URL of the server (http:// or https://)' },
-    headers: {
-      type: 'object', required: false, default: {}, secretParts: 'headers', title: 'Request Header',
-      description: 'Headers sent with every request; their values (but content-type\'s and accept\'s) are shown as ******', schema: {}
+    url: {
+      // an action's path is appended to it (docs/rules.md)
+      type: 'string', format: 'url', required: true, secretParts: 'url', title: 'Request URL', description: 'The URL of the server (http:// or https://)'
     },
-    method: {
-      type: 'string', enum: [...WEB_HOOK_METHODS], required: false, default: 'POST', title: 'Request Method',
-      description: 'The HTTP method; GET sends no body'
+    connect_timeout: {
+      type: 'string', format: 'duration', required: false, default: '5s', title: 'Connect Timeout',
+      description: 'How long connecting to the server may take (TLS handshake included): 5s, 500ms; a number is milliseconds'
     },
     request_timeout: {
-      type: 'integer', required: false, default: 5000, title: 'Request Timeout',
-      description: 'How long a request may take, in milliseconds'
+      type: 'string', format: 'duration', required: false, default: '5s', title: 'Request Timeout',
+      description: 'How long a request may take, waiting for a connection of the pool included: 5s, 500ms; a number is milliseconds'
+    },
+    pool_size: { type: 'integer', required: false, default: 8, title: 'Pool Size', description: 'Connections to the server per node, at most' },
+    enable_pipelining: {
+      type: 'boolean', required: false, default: true, title: 'Enable Pipelining',
+      description: 'Send further requests on a connection before the answers to the earlier ones came (HTTP/1.1 pipelining)'
+    },
+    ...resourceTlsParams({ sslSwitch: false, verifyDefault: false }),
+    headers: {
+      type: 'object', required: false, secretParts: 'headers', title: 'Request Header (older resources)',
+      description: 'Headers sent with every request, under the action\'s own (set headers on the action: this key is kept for resources made before it had them); values but content-type\'s and accept\'s are shown as ******',
+      schema: {}
+    },
+    method: {
+      type: 'string', enum: [...WEB_HOOK_METHODS], required: false, title: 'Request Method (older resources)',
+      description: 'The method of actions that name none (event_action, publish_action, and data_to_webserver actions made before it had one)'
     }
   },
-  async healthCheck (resource, signal) {
-    return await serverAnswers(resource, signal)
+  checkConfig (config) {
+    webHookTlsOptions(webHookSettings(config))
   },
-  // pending requests are counted per node: each node opens its own instance of the resource
+  // the pool and the pending requests are per node: each node opens its own instance of the resource
   async open (resource) {
-    return new WebHookInstance(resource)
+    return await openWebHookPool(resource.id, webHookSettings(resource.config))
   }
 }
 
-function timeoutOf (resource: Resource): number {
-  const t = resource.config.request_timeout
-  return typeof t === 'number' && t > 0 ? t : 5000
+/**
+ * The request path: the URL's path, then `actionPath` (its placeholders filled, each value
+ * URL-encoded), one `/` between them, the URL's query string then the action path's.
+ */
+export function requestPath (base: URL, actionPath: string): string {
+  if (actionPath === '') return base.pathname + base.search
+  const at = actionPath.indexOf('?')
+  const extra = (at < 0 ? actionPath : actionPath.slice(0, at)).replace(/^\/+/, '')
+  const head = base.pathname.replace(/\/+$/, '')
+  const path = extra === '' ? (head === '' ? '/' : head) : `${head}/${extra}`
+  const query = [base.search.slice(1), at < 0 ? '' : actionPath.slice(at + 1)].filter(q => q !== '').join('&')
+  return query === '' ? path : `${path}?${query}`
 }
 
-/** Sends `body` (JSON, or text as is) to the action's resource. */
-export async function sendToWebServer (body: unknown, ctx: ActionContext): Promise<void> {
+/** What an action asks of the request; unset fields come from the resource. */
+interface ActionRequest {
+  method?: string
+  path?: string
+  headers?: Record<string, string>
+  /** Undefined: the selected data as JSON. */
+  body?: string | unknown
+}
+
+/** The action's resource instance on this node, running. */
+async function instanceOf (ctx: ActionContext): Promise<WebHookInstance> {
   const resource = ctx.resource
   if (resource === undefined) throw new Error(`resource ${String(ctx.params.$resource)} does not exist`)
   const instance = await ctx.instance()
-  if (!(instance instanceof WebHookInstance)) throw new Error(`web_hook ${resource.id} is not running on this node (the rule engine is not started)`)
-  if (instance.pending >= MAX_IN_FLIGHT) throw new Error(`web_hook ${resource.id}: ${MAX_IN_FLIGHT} requests already pending; request dropped`)
-  instance.pending++
-  const method = String(resource.config.method ?? 'POST').toUpperCase()
-  const headers: Record<string, string> = { 'content-type': 'application/json' }
-  for (const [k, v] of Object.entries((resource.config.headers ?? {}) as Record<string, unknown>)) headers[k.toLowerCase()] = String(v)
-  try {
-    const res = await fetch(String(resource.config.url), {
-      method,
-      headers,
-      body: method === 'GET' ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutOf(resource))
-    })
-    await res.body?.cancel()
-    // the message is logged and counted: no credential of the URL in it
-    if (res.status < 200 || res.status > 299) throw new Error(`web_hook ${resource.id}: ${method} ${maskUrl(String(resource.config.url))} answered HTTP ${res.status}`)
-  } catch (err: any) {
-    if (err?.name === 'TimeoutError') throw new Error(`web_hook ${resource.id}: no answer within ${timeoutOf(resource)} ms`)
-    // fetch names the URL in some errors (one with user:pass@ is refused so): not its credentials
-    const url = String(resource.config.url)
-    if (typeof err?.message === 'string' && err.message.includes(url)) throw new Error(err.message.replaceAll(url, maskUrl(url)))
-    throw err
-  } finally {
-    instance.pending--
+  if (!(instance instanceof WebHookInstance)) throw new Error(`web_hook ${resource.id} is not running on this node (the rule engine is not started, or it could not start: see the log)`)
+  return instance
+}
+
+/** Sends `selected` as `asked` says to the action's resource. */
+async function sendToWebServer (selected: Record<string, unknown>, asked: ActionRequest, ctx: ActionContext): Promise<void> {
+  const instance = await instanceOf(ctx)
+  const settings = instance.settings
+  const method = asked.method ?? settings.method ?? 'POST'
+  // EMQ X 4.4 sends no body with GET and DELETE; a DELETE named by an older resource kept its body
+  const bodyless = method === 'GET' || (method === 'DELETE' && asked.method !== undefined)
+  const content = asked.body ?? selected
+  const request: WebHookRequest = {
+    method,
+    path: requestPath(settings.url, asked.path ?? ''),
+    headers: { 'content-type': 'application/json', ...settings.headers, ...asked.headers },
+    body: bodyless ? undefined : typeof content === 'string' ? content : JSON.stringify(content)
   }
+  await instance.send(request)
 }
 
 const RESOURCE_PARAM: ParamSpec = {
   type: 'string', required: true, title: 'Resource ID', description: 'Bind a resource to this action (the id of a web_hook resource)'
 }
 
-/** `data_to_webserver`: the selected data (or `payload_tmpl` filled) to the resource. */
+/** The action's headers, names in lower case, values filled from `selected`. */
+function actionHeaders (given: unknown, selected: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {}
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) return out
+  for (const [name, value] of Object.entries(given)) out[name.toLowerCase()] = fillString(String(value), selected)
+  return out
+}
+
+/** `data_to_webserver`: EMQ X 4.4's action: method, path, headers and body (the selected data as JSON when empty). */
 export const dataToWebServerAction: ActionDefinition = {
   name: 'data_to_webserver',
   aliases: ['web_hook:data_to_webserver'],
@@ -143,17 +151,36 @@ export const dataToWebServerAction: ActionDefinition = {
   for: '$any',
   types: ['web_hook'],
   title: 'Data to Web Server',
-  description: 'Forward the selected data to a web server as JSON',
+  description: 'Send the selected data to a web server as an HTTP request',
   params: {
     $resource: RESOURCE_PARAM,
-    payload_tmpl: {
-      type: 'string', format: 'template', required: false, default: '', title: 'Payload Template',
+    method: {
+      type: 'string', enum: [...WEB_HOOK_ACTION_METHODS], required: false, default: 'POST', title: 'Method',
+      description: 'The HTTP method; GET and DELETE send no body'
+    },
+    path: {
+      type: 'string', format: 'template', required: false, default: '', title: 'Path',
+      description: 'Appended to the resource\'s URL, with ${key} placeholders (each value URL-encoded); empty: the URL as it is'
+    },
+    headers: {
+      type: 'object', required: false, default: { 'content-type': 'application/json' }, secretParts: 'headers', title: 'Headers',
+      description: 'The request\'s headers, values with ${key} placeholders; values but content-type\'s and accept\'s are shown as ******', schema: {}
+    },
+    body: {
+      type: 'string', format: 'template', required: false, default: '', title: 'Body',
       description: 'The body, with ${key} placeholders; empty: the selected data as JSON'
     }
   },
   async run (selected, ctx) {
-    const template = String(ctx.params.payload_tmpl ?? '')
-    await sendToWebServer(template === '' ? selected : fillString(template, selected), ctx)
+    const p = ctx.params
+    // payload_tmpl: actions stored before `body` existed
+    const template = typeof p.body === 'string' && p.body !== '' ? p.body : typeof p.payload_tmpl === 'string' ? p.payload_tmpl : ''
+    await sendToWebServer(selected, {
+      method: typeof p.method === 'string' ? p.method.toUpperCase() : undefined,
+      path: typeof p.path === 'string' ? fillString(p.path, selected, encodeURIComponent) : undefined,
+      headers: p.headers === undefined ? undefined : actionHeaders(p.headers, selected),
+      body: template === '' ? undefined : fillString(template, selected)
+    }, ctx)
   }
 }
 
@@ -175,7 +202,7 @@ export const webHookEventAction: ActionDefinition = {
   },
   async run (selected, ctx) {
     const template = ctx.params.template
-    await sendToWebServer(template === undefined ? selected : fillTemplate(template, selected), ctx)
+    await sendToWebServer(selected, { body: template === undefined ? undefined : fillTemplate(template, selected) }, ctx)
   }
 }
 
@@ -190,7 +217,7 @@ export const webHookPublishAction: ActionDefinition = {
   description: 'Forward published messages to a web server',
   params: { $resource: RESOURCE_PARAM },
   async run (selected, ctx) {
-    await sendToWebServer(selected, ctx)
+    await sendToWebServer(selected, {}, ctx)
   }
 }
 

@@ -122,7 +122,7 @@ describeWithBrowser('the dashboard in a browser: rule engine pages', () => {
     await page.getByLabel('Resource type').selectOption('web_hook')
     await page.getByLabel('Name (optional').fill('hook1')
     await page.getByLabel('Request URL').fill(hookUrl)
-    await expectValue(page.getByLabel('Request Timeout'), '5000')
+    await expectValue(page.getByLabel('Request Timeout'), '5s')
     await page.getByLabel('Request Method').selectOption('PUT')
     await page.getByRole('button', { name: 'Create resource' }).click()
     const row = page.getByRole('table', { name: 'Resources' }).getByRole('row').filter({ hasText: 'web_hook:hook1' })

@@ -140,7 +140,19 @@ describe('actions and resource types', () => {
   it('lists resource types, shows one, and their resources and actions', async () => {
     expect((await api('GET', '/resource_types')).body.data.map((t: any) => t.name)).toEqual(['built_in', 'web_hook', 'bridge_mqtt', 'bridge_rpc'])
     const hook = (await api('GET', '/resource_types/web_hook')).body.data
-    expect(hook).toMatchObject({ name: 'web_hook', provider: 'svc_rule_engine', params: { url: { required: true }, headers: { type: 'object' }, method: { default: 'POST' } } })
+    expect(hook).toMatchObject({ name: 'web_hook', provider: 'svc_rule_engine', params: {
+      url: { required: true },
+      // EMQ X 4.4's keys and defaults
+      connect_timeout: { type: 'string', format: 'duration', default: '5s' },
+      request_timeout: { type: 'string', format: 'duration', default: '5s' },
+      pool_size: { default: 8 },
+      enable_pipelining: { type: 'boolean', default: true },
+      cacertfile: { default: '' },
+      verify: { type: 'boolean', default: false },
+      // older resources' keys, still read
+      headers: { type: 'object' },
+      method: { enum: ['POST', 'PUT', 'GET', 'DELETE', 'PATCH'] }
+    } })
     expect((await api('GET', '/resource_types/web_hook/actions')).body.data.map((a: any) => a.name)).toEqual(['data_to_webserver', 'web_hook:event_action', 'web_hook:publish_action'])
     await api('POST', '/resources', { type: 'web_hook', config: { url: 'http://127.0.0.1:1/x' } })
     expect((await api('GET', '/resource_types/web_hook/resources')).body.data).toHaveLength(1)
@@ -155,7 +167,10 @@ describe('resources', () => {
     expect(named.body.data).toEqual({
       id: 'web_hook:srv', name: 'srv', type: 'web_hook', description: 'my server', attrs: 'undefined',
       // header values are credentials as far as the API knows (issue 19): shown masked
-      config: { url: 'http://127.0.0.1:1/x', headers: { a: '******' }, method: 'POST', request_timeout: 5000 }
+      config: {
+        url: 'http://127.0.0.1:1/x', headers: { a: '******' }, connect_timeout: '5s', request_timeout: '5s', pool_size: 8, enable_pipelining: true,
+        cacertfile: '', certfile: '', keyfile: '', verify: false, server_name_indication: '', tls_version: ''
+      }
     })
     const short = (await api('POST', '/resources', { type: 'built_in' })).body.data
     expect(short.id).toMatch(/^resource:[0-9a-f]{8}$/)

@@ -62,7 +62,7 @@ describe('starling-ctl resources and rules', () => {
     const id = /^Resource (resource:[0-9a-f]{8}) created\n$/.exec(created.out)?.[1] as string
     expect(id).toBeDefined()
     const list = await ctl('resources', 'list', '-t', 'web_hook')
-    expect(list.out).toBe(`resource(id='${id}', type='web_hook', config={"url":"http://127.0.0.1:1/x","headers":{},"method":"POST","request_timeout":5000}, description='my hook')\n`)
+    expect(list.out).toBe(`resource(id='${id}', type='web_hook', config={"url":"http://127.0.0.1:1/x","connect_timeout":"5s","request_timeout":"5s","pool_size":8,"enable_pipelining":true,"cacertfile":"","certfile":"","keyfile":"","verify":false,"server_name_indication":"","tls_version":""}, description='my hook')\n`)
     expect((await ctl('resources', 'list', '-t', 'built_in')).out).toBe('')
     const show = await ctl('resources', 'show', id)
     expect(show.out).toContain(`, status=[{"node":"${node.name}","is_alive":false}], description='my hook')`)

@@ -1,10 +1,15 @@
 /**
  * web_hook resources and actions against a real local HTTP server: the selected data as a
- * JSON body with the resource's headers and method, event_action's template filled with
- * `${key}` values, publish_action, the resource's health, and the counters: `matched` per
- * rule, `success` / `failed` per action (a server answering 500, a URL nobody listens on),
- * with delivery to MQTT subscribers unaffected by a failing hook.
+ * JSON body with the resource's headers and method, data_to_webserver's EMQ X 4.4 params
+ * (method, path and headers with `${key}` placeholders, body template), event_action's
+ * template filled with `${key}` values, publish_action, resources and rules as earlier
+ * versions stored them, the resource's health, and the counters: `matched` per rule,
+ * `success` / `failed` per action (a server answering 500, a URL nobody listens on), with
+ * delivery to MQTT subscribers unaffected by a failing hook.
  */
+import { Hlc } from '../../node/store/shared.js'
+import { RESOURCES_TABLE, RULES_TABLE } from '../../rules/engine.js'
+import type { Resource, Rule } from '../../rules/types.js'
 import { startTestNode, closeClients, connect, collect, waitFor, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
 import { deadUrl, startHttpSink, type HttpSink } from '../rules/runtime/http-sink.js'
@@ -100,6 +105,83 @@ describe('web_hook', () => {
     const refused = await api('POST', '/rules', { rawsql: 'SELECT * FROM "client.connected"', actions: [{ name: 'web_hook:publish_action', params: { $resource: id } }] })
     expect(refused.status).toBe(400)
     expect(refused.body).toMatchObject({ code: 102, message: expect.stringMatching(/publish_action is for message.publish; it cannot run on client.connected/) })
+  })
+
+  it('data_to_webserver sends EMQ X 4.4\'s method, path and headers with placeholders, and its body template', async () => {
+    const id = await createHook('emqx', { url: `${sink.url}/hook?from=starling`, connect_timeout: '2s', request_timeout: '3s', pool_size: 2, enable_pipelining: false })
+    await createRule('SELECT clientid, topic, payload FROM "whp/#"', [{
+      name: 'data_to_webserver',
+      params: {
+        $resource: id,
+        method: 'PUT',
+        path: '/devices/${clientid}?topic=${topic}',
+        headers: { 'content-type': 'text/plain', 'X-Client': 'id ${clientid}', authorization: 'Bearer k' },
+        body: 'temp=${payload.temp} from ${clientid}'
+      }
+    }])
+    const pub = await connect(node, { clientId: 'dev 1/a' })
+    await pub.publishAsync('whp/x', '{"temp":21.5}')
+    await waitFor(() => sink.requests.length === 1, 'the request')
+    const [req] = sink.requests
+    // each value URL-encoded: a client id or topic never adds path segments
+    expect([req.method, req.url]).toEqual(['PUT', '/hook/devices/dev%201%2Fa?from=starling&topic=whp%2Fx'])
+    expect(req.headers).toMatchObject({ 'content-type': 'text/plain', 'x-client': 'id dev 1/a', authorization: 'Bearer k' })
+    expect(req.body).toBe('temp=21.5 from dev 1/a')
+  })
+
+  it('data_to_webserver\'s defaults: POST, the URL as it is, content-type JSON, the selection as the body; GET and DELETE send no body', async () => {
+    const id = await createHook('defaults', { url: `${sink.url}/d` })
+    const ruleId = await createRule('SELECT payload FROM "whd/#"', [
+      { name: 'data_to_webserver', params: { $resource: id } },
+      { name: 'data_to_webserver', params: { $resource: id, method: 'GET', path: 'get' } },
+      { name: 'data_to_webserver', params: { $resource: id, method: 'DELETE', path: 'del' } }
+    ])
+    expect((await api('GET', `/rules/${ruleId}`)).body.data.actions[0].params).toEqual({ $resource: id, method: 'POST', path: '', headers: { 'content-type': 'application/json' }, body: '' })
+    const pub = await connect(node, { clientId: 'whd' })
+    await pub.publishAsync('whd/1', 'hi')
+    await waitFor(() => sink.requests.length === 3, 'three requests')
+    const seen = sink.requests.map(r => [r.method, r.url, r.body, r.headers['content-type']]).sort()
+    expect(seen).toEqual([['DELETE', '/d/del', '', 'application/json'], ['GET', '/d/get', '', 'application/json'], ['POST', '/d', '{"payload":"hi"}', 'application/json']])
+  })
+
+  it('refuses a resource whose TLS files cannot be read, naming the key (108)', async () => {
+    const res = await api('POST', '/resources', { name: 'tls', type: 'web_hook', config: { url: 'https://127.0.0.1:1/x', verify: true, cacertfile: '/nonexistent/ca.pem' } })
+    expect(res.status).toBe(400)
+    expect(res.body).toEqual({ code: 108, message: 'resource type web_hook config: parameter cacertfile names a file that cannot be read (/nonexistent/ca.pem: ENOENT)' })
+    expect(await api('POST', '/resources', { name: 'pool', type: 'web_hook', config: { url: sink.url, pool_size: 0 } })).toMatchObject({ status: 400, body: { code: 108 } })
+    expect(await api('POST', '/resources', { name: 'dur', type: 'web_hook', config: { url: sink.url, connect_timeout: 'soon' } })).toMatchObject({ status: 400, body: { code: 108 } })
+  })
+
+  it('runs resources and rules as earlier versions stored them: resource headers, method and request_timeout in ms; payload_tmpl', async () => {
+    // written as another node of the earlier version writes them (its clock a minute ahead, so they win)
+    const peer = new Hlc('old@127.0.0.1', () => Date.now() + 60_000)
+    const resource: Resource = {
+      id: 'web_hook:old', name: 'old', type: 'web_hook', description: 'stored before',
+      config: { url: `${sink.url}/old`, headers: { 'X-K': 'v', authorization: 'Bearer old' }, method: 'PUT', request_timeout: 3000 },
+      attrs: 'undefined', created_at: Date.now()
+    }
+    const rule: Rule = {
+      id: 'old_rule:1', for: 'message.publish', rawsql: 'SELECT clientid, payload FROM "who/#"', enabled: true, description: '', created_at: Date.now(),
+      actions: [
+        { id: 'data_to_webserver_old_0', name: 'data_to_webserver', params: { $resource: resource.id, payload_tmpl: 'from ${clientid}' } },
+        { id: 'data_to_webserver_old_1', name: 'data_to_webserver', params: { $resource: resource.id, payload_tmpl: '' } },
+        { id: 'publish_action_old_2', name: 'web_hook:publish_action', params: { $resource: resource.id } }
+      ]
+    }
+    expect(await node.shared.apply({ table: RESOURCES_TABLE, key: resource.id, value: resource, stamp: peer.next() })).toBe(true)
+    expect(await node.shared.apply({ table: RULES_TABLE, key: rule.id, value: rule, stamp: peer.next() })).toBe(true)
+    await waitFor(() => node.rules.rules.list().some(r => r.id === rule.id), 'the stored rule')
+    const pub = await connect(node, { clientId: 'who-pub' })
+    await pub.publishAsync('who/1', 'x')
+    await waitFor(() => sink.requests.length === 3, 'three requests')
+    for (const req of sink.requests) {
+      expect([req.method, req.url]).toEqual(['PUT', '/old'])
+      expect(req.headers).toMatchObject({ 'content-type': 'application/json', 'x-k': 'v', authorization: 'Bearer old' })
+    }
+    expect(sink.requests.map(r => r.body).sort()).toEqual(['from who-pub', '{"clientid":"who-pub","payload":"x"}', '{"clientid":"who-pub","payload":"x"}'])
+    // shown as stored, the header values masked
+    expect((await api('GET', '/resources/web_hook:old')).body.data.config).toEqual({ ...resource.config, headers: { 'X-K': '******', authorization: '******' } })
+    await api('DELETE', `/rules/${rule.id}`)
   })
 
   it('reports the health of a resource in status.is_alive', async () => {

@@ -182,8 +182,12 @@ beforeAll(async () => {
   createAnswers.push(...created)
   const rule = await json('/rules', 'POST', {
     rawsql: 'SELECT * FROM "t/#"',
-    actions: [{ name: 'data_to_webserver', params: { $resource: 'web_hook:w1' } }, { name: 'data_to_webserver', params: { $resource: 'web_hook:w2' } }]
+    actions: [
+      { name: 'data_to_webserver', params: { $resource: 'web_hook:w1', headers: { 'content-type': 'application/json', 'x-action-key': secret('data_to_webserver.headers.x-action-key') } } },
+      { name: 'data_to_webserver', params: { $resource: 'web_hook:w2' } }
+    ]
   })
+  createAnswers.push(rule)
   ruleId = rule.data.id
   const schema = await json('/schemas', 'POST', {
     name: 'sweep_codec',
@@ -262,6 +266,13 @@ it('marks every key and param whose name says credential, and plants a secret in
       const marked = spec.secret === true || spec.secretParts !== undefined
       if (/password|secret|token|cookie|headers|^url$/.test(param) && !marked) unmarked.push(`resource type ${type.name}: ${param}`)
       if (marked && !Object.keys(SECRETS).some((where) => where.startsWith(`${type.name}.${param}`))) notPlanted.push(`resource type ${type.name}: ${param}`)
+    }
+  }
+  for (const action of node.rules.registry.actions()) {
+    for (const [param, spec] of Object.entries(action.params)) {
+      const marked = spec.secret === true || spec.secretParts !== undefined
+      if (/password|secret|token|cookie|headers|^url$/.test(param) && !marked) unmarked.push(`action ${action.name}: ${param}`)
+      if (marked && !Object.keys(SECRETS).some((where) => where.startsWith(`${action.name}.${param}`))) notPlanted.push(`action ${action.name}: ${param}`)
     }
   }
   expect({ unmarked, notPlanted }).toEqual({ unmarked: [], notPlanted: [] })
@@ -354,6 +365,15 @@ it('keeps every stored secret when a plugin\'s settings are sent back as shown',
   const text = readFileSync(join(etcDir, 'plugins', 'svc_auth_http.conf'), 'utf8')
   expect(text).toContain(`auth.http.auth_req.url = http://localhost:${httpPort.value}/auth?token=${SECRETS['auth_req.url.token']}&x=1`)
   expect(text).toContain(`auth.http.auth_req.headers.authorization = Bearer ${SECRETS['auth_req.headers.authorization']}`)
+})
+
+it('keeps a rule action\'s stored secrets when the rule is sent back as shown', async () => {
+  const stored = node.rules.rules.get(ruleId).actions
+  const shown = (await json(`/rules/${ruleId}`)).data
+  expect(shown.actions[0].params.headers).toEqual({ 'content-type': 'application/json', 'x-action-key': '******' })
+  const answer = await json(`/rules/${ruleId}`, 'PUT', { actions: shown.actions.map((a: any) => ({ name: a.name, params: a.params })), description: 'sent back' })
+  expect([answer.code, leaked(JSON.stringify(answer))]).toEqual([0, []])
+  expect(node.rules.rules.get(ruleId).actions.map((a) => a.params)).toEqual(stored.map((a) => a.params))
 })
 
 it('keeps a resource\'s stored secrets when its config is sent back as shown', async () => {

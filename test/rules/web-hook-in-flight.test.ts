@@ -54,7 +54,10 @@ interface HookNode { node: TestNode, api: ApiCall, ruleId: string }
 async function startHookNode (url: string): Promise<HookNode> {
   const node = await startTestNode({ 'broker.sys_interval': '0' })
   const api = apiOf(() => node)
-  const resource = await api('POST', '/resources', { name: 'limit', type: 'web_hook', config: { url, request_timeout: 30000 }, description: 'held hook' })
+  // one connection per pending request, so that each of them reaches the server (a request
+  // queued in the pool or pipelined behind a held one is pending as well, but unseen)
+  const config = { url, request_timeout: 30000, pool_size: MAX_IN_FLIGHT, enable_pipelining: false }
+  const resource = await api('POST', '/resources', { name: 'limit', type: 'web_hook', config, description: 'held hook' })
   expect(resource.body.data.id).toBe('web_hook:limit')
   const rule = await api('POST', '/rules', { rawsql: 'SELECT payload FROM "wh/limit"', actions: [{ name: 'data_to_webserver', params: { $resource: 'web_hook:limit' } }] })
   expect(rule.body.code).toBe(0)

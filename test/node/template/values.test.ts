@@ -12,6 +12,10 @@ describe('placeholders', () => {
     expect(fillString('no placeholder', data)).toBe('no placeholder')
   })
 
+  it('passes each filled value, not the template\'s own text, through an encoder (a URL path\'s)', () => {
+    expect(fillString('/d/${clientid}?t=${topic}&fixed=a/b', { clientid: 'a b/c', topic: 't/1&x=2' }, encodeURIComponent)).toBe('/d/a%20b%2Fc?t=t%2F1%26x%3D2&fixed=a/b')
+  })
+
   it('keeps the type of a value that fills a whole template string', () => {
     expect(fillTemplate({ id: '${clientid}', q: '${qos}', text: 'q=${qos}', nested: ['${map.a}'] }, data))
       .toEqual({ id: 'c1', q: 1, text: 'q=1', nested: [[1, 2]] })

@@ -18,4 +18,10 @@ describe('docs/rules.md', () => {
     const names = [...registry.actions().flatMap(a => [a.name, ...a.aliases]), ...registry.resourceTypes().map(t => t.name)]
     expect(names.filter(name => !doc.includes(`\`${name}\``))).toEqual([])
   })
+
+  it('names every param of the rule engine\'s own actions and resource types (web_hook\'s keys ...)', () => {
+    const registry = createBuiltInRegistry()
+    const params = [...registry.actions(), ...registry.resourceTypes()].flatMap(d => Object.keys(d.params).map(p => `${d.name}: ${p}`))
+    expect(params.filter(p => !doc.includes(`\`${p.split(': ')[1]}\``))).toEqual([])
+  })
 })

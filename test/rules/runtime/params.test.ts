@@ -3,7 +3,7 @@
  * required parameter, 108 for a wrong type, a value outside the enum or a bad format;
  * defaults filled in.
  */
-import { checkParams } from '../../../rules/params.js'
+import { checkParams, paramDuration } from '../../../rules/params.js'
 import { republishAction } from '../../../rules/actions/built-in.js'
 import { webHookResourceType } from '../../../rules/actions/web-hook.js'
 import { ApiError } from '../../../node/errors.js'
@@ -42,12 +42,33 @@ describe('checkParams', () => {
   })
 
   it('checks a web_hook config: url required and http(s), headers an object, method from the list', () => {
-    expect(checkParams(webHookResourceType.params, { url: 'http://127.0.0.1:9/x' }, 'r'))
-      .toEqual({ url: 'http://127.0.0.1:9/x', headers: {}, method: 'POST', request_timeout: 5000 })
+    expect(checkParams(webHookResourceType.params, { url: 'http://127.0.0.1:9/x' }, 'r')).toEqual({
+      url: 'http://127.0.0.1:9/x',
+      connect_timeout: '5s',
+      request_timeout: '5s',
+      pool_size: 8,
+      enable_pipelining: true,
+      cacertfile: '',
+      certfile: '',
+      keyfile: '',
+      verify: false,
+      server_name_indication: '',
+      tls_version: ''
+    })
     expect(codeOf(() => checkParams(webHookResourceType.params, {}, 'r'))).toBe(107)
     expect(codeOf(() => checkParams(webHookResourceType.params, { url: 'ftp://x' }, 'r'))).toBe(108)
     expect(codeOf(() => checkParams(webHookResourceType.params, { url: 'not a url' }, 'r'))).toBe(108)
     expect(codeOf(() => checkParams(webHookResourceType.params, { url: 'http://x', headers: [] }, 'r'))).toBe(108)
     expect(codeOf(() => checkParams(webHookResourceType.params, { url: 'http://x', method: 'FETCH' }, 'r'))).toBe(108)
+  })
+
+  it('takes a duration as EMQ X\'s text or as milliseconds (older stored configs), and refuses anything else with 108', () => {
+    for (const value of ['5s', '1m30s', '500ms', '2000', 2000, 0]) {
+      expect(checkParams(webHookResourceType.params, { url: 'http://x', request_timeout: value }, 'r').request_timeout).toBe(value)
+    }
+    expect(['5s', '1m30s', '500ms', '2000', 2000].map(paramDuration)).toEqual([5000, 90000, 500, 2000, 2000])
+    for (const value of ['soon', '5 parsecs', -1, true, {}]) {
+      expect(codeOf(() => checkParams(webHookResourceType.params, { url: 'http://x', connect_timeout: value }, 'r'))).toBe(108)
+    }
   })
 })
