@@ -1,0 +1,41 @@
+/**
+ * What a data-integration backend gives the shared plumbing (docs/integrations.md, "Adding a
+ * backend"): a client that reaches its server and writes a list of writes. Everything else
+ * (the buffer, batching, retries, metrics, status) is the kit's.
+ */
+
+/**
+ * A backend's client on one node, built per resource instance. `W` is one write as the
+ * buffer keeps it (JSON-encodable: it goes to disk with the local buffer on): for SQL the
+ * parameterized text and the rows of bound values.
+ */
+export interface DataClient<W> {
+  /** What logs and errors call the far side: `pgsql 127.0.0.1:5432`. */
+  readonly address: string
+  /** Reaches the server (a connection and `SELECT 1`); rejects with why it cannot. */
+  connect: () => Promise<void>
+  /** The health check: whether the server answers now. */
+  alive: () => Promise<boolean>
+  /**
+   * Writes `writes` in order, all or none (one statement or one transaction). Rejects with
+   * {@link WriteRefused} when the server refused them for good (a row it will never take),
+   * with anything else when the connection failed first (they are written again).
+   */
+  write: (writes: readonly W[]) => Promise<void>
+  /** One write of every row of `rows` (single-row writes of one action, in order). */
+  merge: (rows: readonly W[]) => W
+  /** The rows of `write`, each a write of its own, in order (to find the row a server refuses). */
+  split: (write: W) => W[]
+  /** How many rows `write` holds. */
+  rows: (write: W) => number
+  /** Closes the connections; later writes reject. */
+  close: () => Promise<void>
+}
+
+/** The server refused a write for good (bad data, a missing table): counted as failed, not retried. */
+export class WriteRefused extends Error {
+  constructor (message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'WriteRefused'
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * A data-integration resource running on one node (docs/integrations.md, "What each mode
+ * guarantees"): the backend's client, a buffer of writes (plugins/kit/replayq/, in memory or
+ * on disk) and the buffered sink (plugins/kit/sink/) that writes it out.
+ *
+ * Invariants:
+ * - Writes of this resource reach the server in the order they were buffered, one batch of
+ *   buffer entries at a time (one statement or one transaction), so rows of one action keep
+ *   their order.
+ * - A write the server refuses for good is split until the refused rows are found: the other
+ *   rows are written, the refused ones counted failed, and no row is written twice by it.
+ * - `local_buffer` off: each row has a deadline (`retry_timeout`, or the action's
+ *   `sync_timeout` in sync mode) from the moment the action ran. A row not written by then
+ *   is counted failed and never written later (skipped when the buffer reaches it); a row
+ *   being written at its deadline is settled by that write. So an action's success count is
+ *   the rows written, but for a write whose answer the connection lost after the server
+ *   committed it (written, counted failed or written again).
+ * - `local_buffer` on: a row counts as success once its entry is on disk (fsynced); it is
+ *   written in order whenever the server takes it, across restarts of the node. A row the
+ *   server refuses for good then is logged and counted in `dropped`.
+ * - The buffer holds at most `max_buffer_bytes`; beyond it the oldest entries are dropped
+ *   (counted, logged; without the local buffer their rows fail at their deadline).
+ */
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import type { Logger } from '../../../node/logger.js'
+import type { ResourceInstance } from '../../../rules/types.js'
+import { openReplayQueue, type ReplayQueue } from '../replayq/replayq.js'
+import { createBufferedSink, type BufferedSink, type SinkTarget } from '../sink/buffered-sink.js'
+import { Batcher, type PendingRow, type RowSettle } from './batcher.js'
+import { WriteRefused, type DataClient } from './client.js'
+import type { DataBatchSettings, DataResourceSettings } from './params.js'
+
+/** One buffer entry: a write, the run that buffered it and its number in that run. */
+export interface BufferEntry<W> {
+  /** The instance run (random per open): entries of earlier runs (the disk) have no waiter. */
+  r: string
+  i: number
+  w: W
+}
+
+/** Buffer entries per write to the server (each up to `batch_size` rows). */
+const ENTRIES_PER_SEND = 16
+/** Bytes per write to the server, at most (more entries than fit wait for the next). */
+const BYTES_PER_SEND = 4 * 1024 * 1024
+/** Reconnect back-off: first wait and longest (ms). */
+const RECONNECT_FIRST_MS = 250
+const RECONNECT_MAX_MS = 5000
+/** How long a connect attempt may take (ms). */
+const CONNECT_TIMEOUT_MS = 5000
+
+/** Rows of one entry waiting for their outcome (local buffer off). */
+interface Waiter {
+  rows: RowSettle[]
+  /** When the rows give up (ms since epoch). */
+  deadline: number
+  timer: NodeJS.Timeout | undefined
+  sending: boolean
+  /** Why the last attempt failed, for the failure message. */
+  lastError: string | undefined
+  /** The wait it was given (ms), for the failure message. */
+  timeoutMs: number
+}
+
+/** Where resource `id` keeps its disk buffer: `<data_dir>/resources/<id>/`. */
+export function bufferDirOf (dataDir: string, id: string): string {
+  return join(dataDir, 'resources', id.replace(/[^A-Za-z0-9_.-]/g, '_'))
+}
+
+/** What {@link DataResource.open} needs. */
+export interface DataResourceInit<W> {
+  id: string
+  client: DataClient<W>
+  settings: DataResourceSettings
+  /** `node.data_dir`, resolved. */
+  dataDir: string
+  logger: Logger
+}
+
+/** A data resource on one node: see the module's invariants. */
+export class DataResource<W> implements ResourceInstance {
+  private readonly run = randomBytes(6).toString('hex')
+  private seq = 0
+  private readonly waiters = new Map<number, Waiter>()
+  private readonly batchers = new Map<string, Batcher<W>>()
+  private readonly memo = new Map<string, unknown>()
+  /** Entries written while their batch is not yet acknowledged to the buffer (`run:i`). */
+  private readonly written = new Set<string>()
+  /** Rows settled of an entry being written row by row (`run:i`): a refused write was split. */
+  private readonly progress = new Map<string, Set<number>>()
+  private queue!: ReplayQueue<BufferEntry<W>>
+  private sink!: BufferedSink<BufferEntry<W>>
+  private connectedOnce = false
+  private lost = false
+  private closed = false
+  /** Rows refused for good or dropped by the buffer's cap that no action counted. */
+  dropped = 0
+
+  private constructor (private readonly init: DataResourceInit<W>) {}
+
+  /** Opens the buffer (reading back what a disk buffer holds) and starts connecting. */
+  static async open<W> (init: DataResourceInit<W>): Promise<DataResource<W>> {
+    const resource = new DataResource(init)
+    await resource.start()
+    return resource
+  }
+
+  private get dir (): string | undefined {
+    return this.init.settings.localBuffer ? bufferDirOf(this.init.dataDir, this.init.id) : undefined
+  }
+
+  private async start (): Promise<void> {
+    const { client, settings, logger } = this.init
+    this.queue = await openReplayQueue<BufferEntry<W>>({
+      dir: this.dir,
+      maxTotalBytes: settings.maxBufferBytes,
+      batchCountLimit: ENTRIES_PER_SEND,
+      batchBytesLimit: BYTES_PER_SEND,
+      encode: (e) => Buffer.from(JSON.stringify(e)),
+      decode: (b) => JSON.parse(b.toString('utf8')) as BufferEntry<W>,
+      logger,
+      onOverflow: (e) => {
+        this.dropped += e.dropped + e.refused
+        logger.warn({ resource_id: this.init.id, dropped: e.dropped, reason: e.reason }, 'data buffer full: the oldest writes were dropped')
+      }
+    })
+    const target: SinkTarget<BufferEntry<W>> = {
+      connect: async () => await this.connect(),
+      send: async (entries) => await this.send(entries),
+      close: async () => {}
+    }
+    this.sink = createBufferedSink({
+      queue: this.queue,
+      target,
+      maxInflightBatches: 1,
+      reconnectIntervalMs: RECONNECT_FIRST_MS,
+      maxReconnectIntervalMs: RECONNECT_MAX_MS,
+      logger,
+      address: client.address,
+      onSent: (entries) => { for (const e of entries) this.written.delete(`${e.r}:${e.i}`) }
+    })
+    this.sink.start()
+  }
+
+  private async connect (): Promise<void> {
+    if (this.lost && !this.init.settings.autoReconnect) {
+      throw new Error('the connection was lost and auto_reconnect is false: change the resource to connect again')
+    }
+    let timer: NodeJS.Timeout | undefined
+    try {
+      await Promise.race([
+        this.init.client.connect(),
+        new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS) })
+      ])
+    } finally {
+      clearTimeout(timer)
+    }
+    this.connectedOnce = true
+    this.lost = false
+  }
+
+  /** Whether the server answers now (`status.is_alive`): a real health check. */
+  async alive (): Promise<boolean> {
+    if (this.closed || (this.lost && !this.init.settings.autoReconnect)) return false
+    return await this.init.client.alive()
+  }
+
+  /** A value computed once per instance for `key` (an action's compiled template). */
+  cached<T> (key: string, make: () => T): T {
+    if (this.memo.has(key)) return this.memo.get(key) as T
+    const value = make()
+    this.memo.set(key, value)
+    return value
+  }
+
+  /**
+   * Writes one row of action `actionKey` (batched with its other rows as `batch` says);
+   * resolves when it counts as success and rejects when it counts as failed (see the invariants).
+   */
+  async write (actionKey: string, batch: DataBatchSettings, row: W): Promise<void> {
+    if (this.closed) throw new Error(`resource ${this.init.id} is stopped on this node`)
+    let batcher = this.batchers.get(actionKey)
+    if (batcher === undefined) {
+      batcher = new Batcher<W>(batch.batchSize, batch.batchTimeMs, (rows) => { this.buffer(rows, batch) })
+      this.batchers.set(actionKey, batcher)
+    }
+    const b = batcher
+    return await new Promise<void>((resolve, reject) => {
+      b.add({ row, settle: { resolve, reject }, at: Date.now() })
+    })
+  }
+
+  /** One action's batch into the buffer. */
+  private buffer (rows: Array<PendingRow<W>>, batch: DataBatchSettings): void {
+    const entry: BufferEntry<W> = { r: this.run, i: ++this.seq, w: this.init.client.merge(rows.map((p) => p.row)) }
+    const settles = rows.map((p) => p.settle)
+    if (this.init.settings.localBuffer) {
+      // success once durable: the buffer then owns the rows, across restarts
+      this.sink.append([entry]).then((r) => {
+        if (r.accepted === 1) for (const s of settles) s.resolve()
+        else for (const s of settles) s.reject(new Error('the local buffer refused the write (full)'))
+      }, (err: Error) => { for (const s of settles) s.reject(err) })
+      return
+    }
+    const timeout = batch.mode === 'sync' ? batch.syncTimeoutMs : this.init.settings.retryTimeoutMs
+    const waiter: Waiter = { rows: settles, deadline: rows[0].at + timeout, timer: undefined, sending: false, lastError: undefined, timeoutMs: timeout }
+    waiter.timer = setTimeout(() => { if (!waiter.sending) this.giveUp(entry.i, waiter) }, Math.max(0, waiter.deadline - Date.now()))
+    this.waiters.set(entry.i, waiter)
+    this.sink.append([entry]).catch((err: Error) => { waiter.lastError = err.message; this.giveUp(entry.i, waiter) })
+  }
+
+  /** The rows of an entry not written by its deadline: failed, and never written later. */
+  private giveUp (i: number, waiter: Waiter): void {
+    if (this.waiters.get(i) !== waiter) return
+    this.waiters.delete(i)
+    clearTimeout(waiter.timer)
+    const why = waiter.lastError ?? (this.sink.status === 'connected' ? 'still waiting in the buffer' : 'not connected')
+    const err = new Error(`not written within ${waiter.timeoutMs} ms: ${why}`)
+    const done = this.progress.get(`${this.run}:${i}`)
+    waiter.rows.forEach((s, row) => { if (done?.has(row) === true) s.resolve(); else s.reject(err) })
+  }
+
+  private waiterOf (e: BufferEntry<W>): Waiter | undefined {
+    return e.r === this.run ? this.waiters.get(e.i) : undefined
+  }
+
+  /** Whether entry `e` is still to be written. */
+  private wanted (e: BufferEntry<W>): boolean {
+    if (this.written.has(`${e.r}:${e.i}`)) return false
+    // without the local buffer every entry is this run's: one without a waiter was given up
+    return this.init.settings.localBuffer || this.waiterOf(e) !== undefined
+  }
+
+  /**
+   * Entry `e` is done: rows `refused` failed for good (`err`), the others were written. It is
+   * not written again before the buffer acknowledges it.
+   */
+  private settle (e: BufferEntry<W>, refused: readonly number[] = [], err?: Error): void {
+    const key = `${e.r}:${e.i}`
+    this.written.add(key)
+    this.progress.delete(key)
+    if (refused.length > 0) {
+      this.init.logger.warn({ resource_id: this.init.id, rows: refused.length, err: err?.message }, 'the server refused rows for good; counted as failed')
+    }
+    const waiter = this.waiterOf(e)
+    if (waiter === undefined) {
+      this.dropped += refused.length
+      return
+    }
+    this.waiters.delete(e.i)
+    clearTimeout(waiter.timer)
+    const failure = new Error(`refused by the server: ${err?.message ?? 'unknown reason'}`)
+    waiter.rows.forEach((s, row) => { if (refused.includes(row)) s.reject(failure); else s.resolve() })
+  }
+
+  /** The sink's send: the entries still wanted, all at once; a refusal is split to find the refused rows. */
+  private async send (entries: Array<BufferEntry<W>>): Promise<void> {
+    const todo = entries.filter((e) => this.wanted(e))
+    if (todo.length === 0) return
+    for (const e of todo) { const w = this.waiterOf(e); if (w !== undefined) w.sending = true }
+    try {
+      if (!todo.some((e) => this.progress.has(`${e.r}:${e.i}`))) {
+        try {
+          await this.init.client.write(todo.map((e) => e.w))
+          for (const e of todo) this.settle(e)
+          return
+        } catch (err) {
+          if (!(err instanceof WriteRefused)) throw err
+          if (todo.length === 1 && this.init.client.rows(todo[0].w) === 1) { this.settle(todo[0], [0], err); return }
+        }
+      }
+      for (const e of todo) {
+        if (!this.written.has(`${e.r}:${e.i}`)) await this.sendAlone(e, todo.length > 1)
+      }
+    } catch (err) {
+      this.lost = this.connectedOnce
+      for (const e of todo) {
+        const w = this.waiterOf(e)
+        if (w === undefined) continue
+        w.sending = false
+        w.lastError = (err as Error).message
+        if (Date.now() >= w.deadline) this.giveUp(e.i, w)
+      }
+      throw err
+    } finally {
+      for (const e of todo) { const w = this.waiterOf(e); if (w !== undefined) w.sending = false }
+    }
+  }
+
+  /**
+   * Entry `e` on its own (`whole`: tried whole first), then row by row when the server
+   * refuses it: the refused rows fail, the others are written. Rows written are remembered,
+   * so a connection lost midway writes none of them twice.
+   */
+  private async sendAlone (e: BufferEntry<W>, whole: boolean): Promise<void> {
+    const client = this.init.client
+    const key = `${e.r}:${e.i}`
+    let done = this.progress.get(key)
+    if (done === undefined && whole) {
+      try {
+        await client.write([e.w])
+        this.settle(e)
+        return
+      } catch (err) {
+        if (!(err instanceof WriteRefused)) throw err
+        if (client.rows(e.w) === 1) { this.settle(e, [0], err); return }
+      }
+    }
+    if (done === undefined) this.progress.set(key, done = new Set())
+    const parts = client.split(e.w)
+    const refused = new Set<number>()
+    let reason: WriteRefused | undefined
+    for (let row = 0; row < parts.length; row++) {
+      if (done.has(row)) continue
+      try {
+        await client.write([parts[row]])
+      } catch (err) {
+        if (!(err instanceof WriteRefused)) throw err
+        refused.add(row)
+        reason = err
+      }
+      done.add(row)
+    }
+    this.settle(e, [...refused], reason)
+  }
+
+  /**
+   * Stops: gathered rows go to the buffer, the sink stops, the buffer closes (a disk buffer
+   * stays for the next open, unless `removed`), waiting rows fail, the client closes.
+   */
+  async close (removed: boolean): Promise<void> {
+    if (this.closed) return
+    for (const b of this.batchers.values()) b.drain()
+    this.closed = true
+    await this.sink.stop()
+    await this.queue.close()
+    for (const [i, w] of [...this.waiters]) {
+      w.lastError = 'the resource stopped on this node'
+      this.giveUp(i, w)
+    }
+    await this.init.client.close()
+    const dir = this.dir
+    if (removed && dir !== undefined) await rm(dir, { recursive: true, force: true })
+  }
+}

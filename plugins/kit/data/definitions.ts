@@ -1,0 +1,118 @@
+/**
+ * A data-integration backend's resource type and action from a few lines of its own
+ * (docs/integrations.md, "Adding a backend"): the backend says how to build its client from a
+ * resource's config, how to check an action's params and how to turn selected data into one
+ * row; the kit adds the shared params, the reachability probe at creation, the instance per
+ * node (data-resource.ts), batching and the metrics' outcome.
+ */
+import type { ActionDefinition, ParamSpecs, ResourceComponents, ResourceTypeDefinition } from '../../../rules/types.js'
+import type { DataClient } from './client.js'
+import { DataResource } from './data-resource.js'
+import { DATA_BATCH_PARAMS, DATA_RESOURCE_PARAMS, dataBatchSettings, dataResourceSettings } from './params.js'
+
+/** What {@link dataResourceType} is given by a backend. */
+export interface DataResourceTypeSpec<W> {
+  name: string
+  /** The plugin providing it (`svc_backend_pgsql`). */
+  provider: string
+  title: string
+  description: string
+  /** The backend's own params (address, credentials, TLS); the kit adds {@link DATA_RESOURCE_PARAMS}. */
+  params: ParamSpecs
+  /** Checks the backend's own params beyond their specs (throws a 108). */
+  checkConfig?: (config: Record<string, unknown>) => void
+  /** A client for `config` (its driver loaded here, at the first use); it connects when asked. */
+  client: (config: Record<string, unknown>, components: ResourceComponents) => Promise<DataClient<W>>
+}
+
+/** A resource type whose resources run a {@link DataResource} on each node. */
+export function dataResourceType<W> (spec: DataResourceTypeSpec<W>): ResourceTypeDefinition {
+  const what = `resource type ${spec.name} config`
+  return {
+    name: spec.name,
+    provider: spec.provider,
+    title: spec.title,
+    description: spec.description,
+    params: { ...spec.params, ...DATA_RESOURCE_PARAMS },
+    checkConfig (config) {
+      dataResourceSettings(config, what)
+      spec.checkConfig?.(config)
+    },
+    async probe (config, components, signal) {
+      const client = await spec.client(config, components)
+      try {
+        await Promise.race([
+          client.connect(),
+          new Promise<never>((_resolve, reject) => {
+            if (signal.aborted) reject(new Error('no answer in time'))
+            signal.addEventListener('abort', () => reject(new Error('no answer in time')), { once: true })
+          })
+        ])
+      } finally {
+        await client.close().catch(() => {})
+      }
+    },
+    async open (resource, components) {
+      const client = await spec.client(resource.config, components)
+      return await DataResource.open({
+        id: resource.id,
+        client,
+        settings: dataResourceSettings(resource.config, what),
+        dataDir: components.dataDir,
+        logger: components.logger.child({ resource_id: resource.id })
+      })
+    }
+  }
+}
+
+/** What {@link dataAction} is given by a backend. */
+export interface DataActionSpec<W, C> {
+  name: string
+  /** The plugin providing it. */
+  app: string
+  /** The resource types it binds to. */
+  types: string[]
+  title: string
+  description: string
+  /** The backend's own params (`sql`); the kit adds `$resource` and {@link DATA_BATCH_PARAMS}. */
+  params: ParamSpecs
+  /** Compiles the action's params (its template); throws a 108 for ones that cannot be used. */
+  compile: (params: Record<string, unknown>) => C
+  /** The row of one run, from the compiled params and the selected data. */
+  row: (compiled: C, selected: Record<string, unknown>) => W
+}
+
+/**
+ * An action writing one row per run through a data resource. Its run resolves when the row
+ * counts as success and rejects when it counts as failed (data-resource.ts); it runs off the
+ * delivery path (rules/runtime.ts), so neither ever holds up a subscriber.
+ */
+export function dataAction<W, C> (spec: DataActionSpec<W, C>): ActionDefinition {
+  const what = `action ${spec.name}`
+  return {
+    name: spec.name,
+    aliases: spec.types.map((t) => `${t}:${spec.name}`),
+    app: spec.app,
+    for: '$any',
+    types: spec.types,
+    title: spec.title,
+    description: spec.description,
+    params: {
+      $resource: { type: 'string', required: true, title: 'Resource ID', description: `Bind a resource to this action (of type ${spec.types.join(' or ')})` },
+      ...spec.params,
+      ...DATA_BATCH_PARAMS
+    },
+    check (params) {
+      dataBatchSettings(params, what)
+      spec.compile(params)
+    },
+    async run (selected, ctx) {
+      const instance = await ctx.instance()
+      if (!(instance instanceof DataResource)) throw new Error(`resource ${String(ctx.params.$resource)} is not running on this node`)
+      const resource = instance as DataResource<W>
+      const key = ctx.actionId
+      const { compiled, batch } = resource.cached(`action:${key}`, () => ({ compiled: spec.compile(ctx.params), batch: dataBatchSettings(ctx.params, what) }))
+      await resource.write(key, batch, spec.row(compiled, selected))
+    }
+  }
+}
