@@ -10,6 +10,7 @@
  * - Opens and closes of one resource id run one after another, in call order (a delete
  *   during an open closes what the open made), so two instances of one resource never run
  *   together and share its disk buffer.
+ * - `stop` resolves once every open and close it knows of has finished, released ones too.
  * - An open that fails is logged; the resource then has no instance (status not alive, its
  *   actions fail) until it is changed or the engine starts again.
  */
@@ -50,6 +51,10 @@ export class ResourceInstances {
   async stop (): Promise<void> {
     this.running = false
     await Promise.all([...this.slots.keys()].map(async (id) => await this.closeSlot(id, false)))
+    // and the closes already under way: a plugin that unloaded first released its resources
+    // without waiting (release), and a node restarted in the same process opened a disk
+    // buffer while the old instance was still closing it (found by test/e2e/data-pgsql.test.ts)
+    await Promise.all([...this.tails.values()])
   }
 
   /**
