@@ -82,21 +82,29 @@ test('member entries of the wrong shape are dropped: the book and the dial round
   expect(b.cluster.status().every(m => m.status === 'running')).toBe(true)
 })
 
-/** A libp2p peer with the cluster's cookie, linked to `node` as `name` by a hello; `send` writes frames on the link. */
-async function fakeMember (node: TestNode, name: string): Promise<{ send: (...frames: unknown[]) => void, stop: () => Promise<void> }> {
-  const packr = new Packr({ useRecords: false, moreTypes: false })
-  const frame = (value: unknown): Uint8Array => {
-    const body = packr.pack(value)
-    const head = Buffer.alloc(5)
-    head.writeUInt32BE(body.length, 0)
-    return Buffer.concat([head, body])
-  }
-  const peer = await createLibp2p({
+const packr = new Packr({ useRecords: false, moreTypes: false })
+
+/** One link frame: a 4-byte length, the MessagePack type byte, the body. */
+function frame (value: unknown): Uint8Array {
+  const body = packr.pack(value)
+  const head = Buffer.alloc(5)
+  head.writeUInt32BE(body.length, 0)
+  return Buffer.concat([head, body])
+}
+
+/** A libp2p peer with `node`'s cluster cookie (not a member until it says hello). */
+async function cookiePeer (node: TestNode): Promise<Awaited<ReturnType<typeof createLibp2p>>> {
+  return await createLibp2p({
     transports: [tcp()],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
     connectionProtector: preSharedKey({ psk: pskFromCookie(node.config['node.cookie']) })
   })
+}
+
+/** A libp2p peer with the cluster's cookie, linked to `node` as `name` by a hello; `send` writes frames on the link. */
+async function fakeMember (node: TestNode, name: string): Promise<{ send: (...frames: unknown[]) => void, stop: () => Promise<void> }> {
+  const peer = await cookiePeer(node)
   const connection = await peer.dial(multiaddr(multiaddrOf('127.0.0.1', node.cluster.mesh.port)))
   const stream = await connection.newStream('/starling/link/1.0.0')
   const send = (...frames: unknown[]): void => { stream.send(Buffer.concat(frames.map(frame))) }
@@ -135,19 +143,7 @@ test('reg and reg= entries of the wrong shape are skipped; the good ones are tak
 })
 
 test('a link whose hello has no proper name, or whose frame is not a map, is closed', async () => {
-  const packr = new Packr({ useRecords: false, moreTypes: false })
-  const frame = (value: unknown): Uint8Array => {
-    const body = packr.pack(value)
-    const head = Buffer.alloc(5)
-    head.writeUInt32BE(body.length, 0)
-    return Buffer.concat([head, body])
-  }
-  const peer = await createLibp2p({
-    transports: [tcp()],
-    connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
-    connectionProtector: preSharedKey({ psk: pskFromCookie(b.config['node.cookie']) })
-  })
+  const peer = await cookiePeer(b)
   try {
     const connection = await peer.dial(multiaddr(multiaddrOf('127.0.0.1', b.cluster.mesh.port)))
     for (const hello of [{ name: '', addr: '127.0.0.1:1', incarnation: 1 }, { name: 5, addr: '127.0.0.1:1', incarnation: 1 }, { name: 'x@127.0.0.1' }, null]) {
