@@ -182,7 +182,10 @@ export function createRedisPool (opts: RedisPoolOptions): RedisPool {
       const client = pick() ?? await awaitAttempt()
       if (client === undefined) throw new RedisUnavailableError(`no connection to ${describe(opts)} (reconnecting)`)
       if (client instanceof Redis) {
-        const replies = await client.pipeline(commands.map((argv) => [...argv])).exec()
+        // call(): any command by name (pipeline([[name, ...]]) knows only ioredis's own methods)
+        const pipeline = client.pipeline()
+        for (const [name, ...args] of commands) pipeline.call(name, ...args)
+        const replies = await pipeline.exec()
         if (replies === null) throw new RedisUnavailableError(`the pipeline to ${describe(opts)} was not run`)
         return replies
       }
