@@ -41,13 +41,15 @@ async function startSentinel (master: RedisServer, name: string): Promise<Server
         `sentinel monitor ${name} ${master.host} ${master.port} 1`,
         `sentinel auth-pass ${name} "${PASSWORD}"`,
         'sentinel down-after-milliseconds ' + name + ' 5000',
+        // the resource's password is the sentinels' too (ioredis's sentinelPassword)
+        `requirepass "${PASSWORD}"`,
         ''
       ].join('\n'), 0o600)
     },
     command: (ctx) => [redisBinary(), `${ctx.dir}/sentinel.conf`, '--sentinel', '--port', String(ctx.port), '--bind', ctx.host,
       '--dir', ctx.dir, '--daemonize', 'no', '--protected-mode', 'no'],
     probe: async (ctx, timeoutMs) => {
-      const c = new Redis({ host: ctx.host, port: ctx.port, lazyConnect: true, connectTimeout: timeoutMs, retryStrategy: () => null, maxRetriesPerRequest: 0, enableOfflineQueue: false })
+      const c = new Redis({ host: ctx.host, port: ctx.port, password: PASSWORD, lazyConnect: true, connectTimeout: timeoutMs, retryStrategy: () => null, maxRetriesPerRequest: 0, enableOfflineQueue: false })
       c.on('error', () => {})
       try {
         await c.connect()
