@@ -19,7 +19,9 @@ export interface DataClient<W> {
   /**
    * Writes `writes` in order, all or none (one statement or one transaction). Rejects with
    * {@link WriteRefused} when the server refused them for good (a row it will never take),
-   * with anything else when the connection failed first (they are written again).
+   * with anything else when the connection failed first (they are written again). A server
+   * without transactions (Redis: one command per row, pipelined) writes what it can and
+   * names the rows it refused in {@link WriteRefused.rows}.
    */
   write: (writes: readonly W[]) => Promise<void>
   /** One write of every row of `rows` (single-row writes of one action, in order). */
@@ -34,8 +36,16 @@ export interface DataClient<W> {
 
 /** The server refused a write for good (bad data, a missing table): counted as failed, not retried. */
 export class WriteRefused extends Error {
-  constructor (message: string, options?: { cause?: unknown }) {
+  /**
+   * When given, the write was not all or none: these rows (numbered across every row of the
+   * writes, in order) were refused and every other row was written. When absent, none was
+   * written and the kit tries the writes one by one, then row by row, to find the refused ones.
+   */
+  readonly rows: readonly number[] | undefined
+
+  constructor (message: string, options?: { cause?: unknown, rows?: readonly number[] }) {
     super(message, options)
     this.name = 'WriteRefused'
+    this.rows = options?.rows
   }
 }

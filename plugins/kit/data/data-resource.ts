@@ -7,8 +7,9 @@
  * - Writes of this resource reach the server in the order they were buffered, one batch of
  *   buffer entries at a time (one statement or one transaction), so rows of one action keep
  *   their order.
- * - A write the server refuses for good is split until the refused rows are found: the other
- *   rows are written, the refused ones counted failed, and no row is written twice by it.
+ * - A write the server refuses for good is split until the refused rows are found (or the
+ *   client names them, for a server without transactions): the other rows are written, the
+ *   refused ones counted failed, and no row is written twice by it.
  * - `local_buffer` off: each row has a deadline (`retry_timeout`, or the action's
  *   `sync_timeout` in sync mode) from the moment the action ran. A row not written by then
  *   is counted failed and never written later (skipped when the buffer reaches it); a row
@@ -254,6 +255,16 @@ export class DataResource<W> implements ResourceInstance {
     waiter.rows.forEach((s, row) => { if (refused.includes(row)) s.reject(failure); else s.resolve() })
   }
 
+  /** `entries` written but the rows `err` names (numbered across them, in order), which were refused. */
+  private settleRows (entries: Array<BufferEntry<W>>, err: WriteRefused): void {
+    let first = 0
+    for (const e of entries) {
+      const n = this.init.client.rows(e.w)
+      this.settle(e, (err.rows ?? []).filter((r) => r >= first && r < first + n).map((r) => r - first), err)
+      first += n
+    }
+  }
+
   /** The sink's send: the entries still wanted, all at once; a refusal is split to find the refused rows. */
   private async send (entries: Array<BufferEntry<W>>): Promise<void> {
     const todo = entries.filter((e) => this.wanted(e))
@@ -267,6 +278,7 @@ export class DataResource<W> implements ResourceInstance {
           return
         } catch (err) {
           if (!(err instanceof WriteRefused)) throw err
+          if (err.rows !== undefined) { this.settleRows(todo, err); return }
           if (todo.length === 1 && this.init.client.rows(todo[0].w) === 1) { this.settle(todo[0], [0], err); return }
         }
       }
@@ -304,6 +316,7 @@ export class DataResource<W> implements ResourceInstance {
         return
       } catch (err) {
         if (!(err instanceof WriteRefused)) throw err
+        if (err.rows !== undefined) { this.settleRows([e], err); return }
         if (client.rows(e.w) === 1) { this.settle(e, [0], err); return }
       }
     }

@@ -8,7 +8,7 @@
 import type { ActionDefinition, ParamSpecs, ResourceComponents, ResourceTypeDefinition } from '../../../rules/types.js'
 import type { DataClient } from './client.js'
 import { DataResource } from './data-resource.js'
-import { DATA_BATCH_PARAMS, DATA_RESOURCE_PARAMS, dataBatchSettings, dataResourceSettings } from './params.js'
+import { DATA_BATCH_PARAMS, DATA_RESOURCE_PARAMS, dataBatchSettings, dataResourceSettings, type DataResourceSettings } from './params.js'
 
 /** What {@link dataResourceType} is given by a backend. */
 export interface DataResourceTypeSpec<W> {
@@ -19,23 +19,38 @@ export interface DataResourceTypeSpec<W> {
   description: string
   /** The backend's own params (address, credentials, TLS); the kit adds {@link DATA_RESOURCE_PARAMS}. */
   params: ParamSpecs
+  /**
+   * Shared params the type does not have (a Redis cluster client reconnects by itself:
+   * no `auto_reconnect`); read as their defaults.
+   */
+  without?: ReadonlyArray<keyof typeof DATA_RESOURCE_PARAMS>
   /** Checks the backend's own params beyond their specs (throws a 108). */
   checkConfig?: (config: Record<string, unknown>) => void
   /** A client for `config` (its driver loaded here, at the first use); it connects when asked. */
   client: (config: Record<string, unknown>, components: ResourceComponents) => Promise<DataClient<W>>
 }
 
+function sharedParams (without: readonly string[]): ParamSpecs {
+  return Object.fromEntries(Object.entries(DATA_RESOURCE_PARAMS).filter(([key]) => !without.includes(key)))
+}
+
 /** A resource type whose resources run a {@link DataResource} on each node. */
 export function dataResourceType<W> (spec: DataResourceTypeSpec<W>): ResourceTypeDefinition {
   const what = `resource type ${spec.name} config`
+  const shared = sharedParams(spec.without ?? [])
+  const settingsOf = (config: Record<string, unknown>): DataResourceSettings => {
+    const own = { ...config }
+    for (const key of spec.without ?? []) delete own[key]
+    return dataResourceSettings({ ...Object.fromEntries(Object.entries(DATA_RESOURCE_PARAMS).map(([k, p]) => [k, p.default])), ...own }, what)
+  }
   return {
     name: spec.name,
     provider: spec.provider,
     title: spec.title,
     description: spec.description,
-    params: { ...spec.params, ...DATA_RESOURCE_PARAMS },
+    params: { ...spec.params, ...shared },
     checkConfig (config) {
-      dataResourceSettings(config, what)
+      settingsOf(config)
       spec.checkConfig?.(config)
     },
     async probe (config, components, signal) {
@@ -57,7 +72,7 @@ export function dataResourceType<W> (spec: DataResourceTypeSpec<W>): ResourceTyp
       return await DataResource.open({
         id: resource.id,
         client,
-        settings: dataResourceSettings(resource.config, what),
+        settings: settingsOf(resource.config),
         dataDir: components.dataDir,
         logger: components.logger.child({ resource_id: resource.id })
       })

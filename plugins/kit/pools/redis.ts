@@ -59,6 +59,13 @@ export interface RedisPoolOptions {
 export interface RedisPool {
   /** Sends one command (`['HMGET', 'mqtt_user:u', 'password']`) and resolves with its reply. */
   call: (argv: readonly string[]) => Promise<unknown>
+  /**
+   * Sends `commands` on one client, in order, and resolves with each one's outcome (an error
+   * reply or a connection error in its place) once all are answered. A single server or a
+   * sentinel's master gets them as one pipeline; a cluster gets each on its slot's node
+   * (ioredis pipelines only keys of one slot), in order on each node's connection.
+   */
+  batch: (commands: ReadonlyArray<readonly string[]>) => Promise<Array<[Error | null, unknown]>>
   /** Whether a client is connected and ready now. */
   ready: () => boolean
   /** Ends every client. */
@@ -169,6 +176,23 @@ export function createRedisPool (opts: RedisPoolOptions): RedisPool {
       if (client === undefined) throw new RedisUnavailableError(`no connection to ${describe(opts)} (reconnecting)`)
       const [name, ...args] = argv
       return await client.call(name, ...args)
+    },
+    batch: async (commands) => {
+      if (closed) throw new RedisUnavailableError('the pool is closed')
+      const client = pick() ?? await awaitAttempt()
+      if (client === undefined) throw new RedisUnavailableError(`no connection to ${describe(opts)} (reconnecting)`)
+      if (client instanceof Redis) {
+        // call(): any command by name (pipeline([[name, ...]]) knows only ioredis's own methods)
+        const pipeline = client.pipeline()
+        for (const [name, ...args] of commands) pipeline.call(name, ...args)
+        const replies = await pipeline.exec()
+        if (replies === null) throw new RedisUnavailableError(`the pipeline to ${describe(opts)} was not run`)
+        return replies
+      }
+      // every call written now, in order; each settles on its own
+      return await Promise.all(commands.map(async ([name, ...args]) => await client.call(name, ...args).then(
+        (reply): [null, unknown] => [null, reply],
+        (err: Error): [Error, null] => [err, null])))
     },
     ready: () => clients.some((c) => c.status === 'ready'),
     close: async () => {

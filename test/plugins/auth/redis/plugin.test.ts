@@ -27,6 +27,7 @@ function fakePool (replies: Record<string, unknown>): RedisPool & { calls: strin
   return {
     calls,
     call: async (argv) => { calls.push([...argv]); return replies[argv.join('|')] ?? null },
+    batch: async (commands) => commands.map((argv): [null, unknown] => { calls.push([...argv]); return [null, replies[argv.join('|')] ?? null] }),
     ready: () => true,
     close: async () => {}
   }
