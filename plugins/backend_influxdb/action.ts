@@ -34,7 +34,7 @@ function entriesOf (key: string, value: unknown, required: boolean): Array<[stri
   const entries = Object.entries(value as Record<string, unknown>)
   for (const [k, v] of entries) {
     if (k === '') refuse(key, 'has an empty name')
-    if (!['string', 'number', 'boolean'].includes(typeof v)) refuse(key, `.${k} must be a \${key} template, a string, a number or a boolean`)
+    if (!['string', 'number', 'boolean'].includes(typeof v)) refuse(`${key}.${k}`, `must be a \${key} template, a string, a number or a boolean`)
   }
   if (required && entries.length === 0) refuse(key, 'needs at least one field (a point without fields cannot be written)')
   return entries
