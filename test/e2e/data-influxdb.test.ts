@@ -182,7 +182,7 @@ describeWithServer('influxdb', 'svc_backend_influxdb: data_to_influxdb', () => {
   }, 60_000)
 
   it('without the local buffer, counts every point the killed server could not take as failed: success + failed = 1000, points = success', async () => {
-    const { m, rule } = await setUp('backend_influxdb_http', httpConfig({ retry_timeout: 500 }))
+    const { m, resource, rule } = await setUp('backend_influxdb_http', httpConfig({ retry_timeout: 500 }))
     const first = publish(n1, 400)
     await until(async () => await count(m) >= 300, '300 points before the kill')
     await server.kill()
@@ -190,6 +190,8 @@ describeWithServer('influxdb', 'svc_backend_influxdb: data_to_influxdb', () => {
     await publish(n1, 300, 'sensor-1', 400)
     await until(async () => (await metricsOf(rule)).failed >= 300, 'the points sent while down counted failed')
     await server.restart()
+    // the node's health check sees the server back, and its writes resume at once (no back-off wait)
+    await until(async () => (await statusOf(resource))['i1@127.0.0.1'] === true, 'alive again on the publishing node')
     await publish(n1, 300, 'sensor-1', 700)
     await until(async () => { const x = await metricsOf(rule); return x.success + x.failed === 1000 }, 'every point counted')
     const x = await metricsOf(rule)

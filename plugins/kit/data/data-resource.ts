@@ -164,7 +164,10 @@ export class DataResource<W> implements ResourceInstance {
   /** Whether the server answers now (`status.is_alive`): a real health check. */
   async alive (): Promise<boolean> {
     if (this.closed || (this.lost && !this.init.settings.autoReconnect)) return false
-    return await this.init.client.alive()
+    const alive = await this.init.client.alive()
+    // the server is back while the sink waits out its back-off: it reconnects now
+    if (alive) this.sink.retryNow()
+    return alive
   }
 
   /** A value computed once per instance for `key` (an action's compiled template). */

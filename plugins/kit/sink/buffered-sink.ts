@@ -85,6 +85,11 @@ export interface BufferedSink<T> {
   start: () => boolean
   /** Stops sending and closes the target, keeping the queue; false when it was stopped. */
   stop: () => Promise<boolean>
+  /**
+   * Connects now instead of at the end of the current wait, when one is under way (a health
+   * check saw the far side back: its writes need not wait out a long back-off).
+   */
+  retryNow: () => void
 }
 
 /** A sink over `opts.queue` and `opts.target`; stopped until {@link BufferedSink.start}. */
@@ -210,6 +215,12 @@ export function createBufferedSink<T> (opts: BufferedSinkOptions<T>): BufferedSi
       status = 'connecting'
       void connect()
       return true
+    },
+    retryNow () {
+      if (!running || reconnectTimer === undefined) return
+      clearTimeout(reconnectTimer)
+      reconnectTimer = undefined
+      void connect()
     },
     async stop () {
       if (!running) return false

@@ -100,3 +100,17 @@ test('connect attempts wait longer each time up to the cap, and a connect resets
   await sink.stop()
   expect(sink.status).toBe('stopped')
 })
+
+test('retryNow connects at once instead of at the end of a long wait', async () => {
+  const queue = await openReplayQueue<number>({ sizeOf: () => 8 })
+  const target = flakyTarget()
+  target.failConnects = 1
+  const sink = createBufferedSink({ queue, target, maxInflightBatches: 1, reconnectIntervalMs: 60_000, logger: silentLogger(), address: 'test' })
+  sink.start()
+  await until(() => target.connects.length === 1, 'the first, failed attempt')
+  const asked = Date.now()
+  sink.retryNow()
+  await until(() => sink.status === 'connected', 'connected')
+  expect(target.connects[1] - asked).toBeLessThan(1000)
+  await sink.stop()
+})
