@@ -100,6 +100,7 @@ const NOT_KINDS: Record<string, string> = {
   HttpServiceError: 'svc_auth_http: the service answered an error status; the plugin answers ignore and raises its alarm, never answered',
   LdapPoolError: 'LDAP pool (auth backends): the directory cannot be used; the plugin answers ignore and raises its alarm, never answered',
   RedisUnavailableError: 'Redis pool (auth backends): not connected; the plugin answers ignore and raises its alarm, never answered',
+  LineError: 'svc_backend_influxdb: a point line protocol cannot write (a line break in a tag, ...); the point counts as failed, logged, never answered',
   RejectedBatch: 'buffered sinks (plugins/kit/sink/): a batch the far side refused for good; counted as failed for its actions and logged, never answered',
   SqlQueryTimeoutError: 'SQL pools (auth backends): a query past query_timeout; the plugin answers ignore and raises its alarm, never answered',
   WriteRefused: 'data integration (plugins/kit/data/): a write the database refused for good; its rows count as failed in the action metrics, never answered'
