@@ -165,6 +165,7 @@ export function rabbitDataClient (settings: RabbitSettings, amqpConnect: AmqpCon
     if (closed) throw new Error('the client is closed')
     if (connection !== undefined && channel !== undefined) return
     if (connection === undefined) {
+      lastError = undefined
       const conn = await amqpConnect({
         protocol: settings.tls === undefined ? 'amqp' : 'amqps',
         hostname: settings.host,

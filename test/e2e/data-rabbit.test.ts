@@ -173,6 +173,20 @@ describeWithServer('rabbitmq', 'svc_bridge_rabbit: data_to_rabbit', () => {
     await until(async () => (await metricsOf(rule)).success === 15, 'success 15')
   }, 60_000)
 
+  it('counts a message the broker nacks (a full queue that rejects publishes) as failed for that message only', async () => {
+    await amqp(async (c) => {
+      const ch = await c.createChannel()
+      await ch.assertExchange('capped', 'topic', { durable: true })
+      await ch.assertQueue('capped', { durable: true, maxLength: 5, arguments: { 'x-overflow': 'reject-publish' } })
+      await ch.bindQueue('capped', 'capped', 'sensors.#')
+    })
+    const { rule } = await setUp(config(), { exchange: 'capped', batch_size: 10, batch_time: 50 })
+    await publish(n1, 10, 'sensor-capped')
+    await until(async () => { const m = await metricsOf(rule); return m.success + m.failed === 10 }, 'every message counted')
+    expect(await metricsOf(rule)).toEqual({ taken: 10, success: 5, failed: 5 })
+    expect((await drain('capped')).map((m) => m.body.seq)).toEqual([0, 1, 2, 3, 4])
+  }, 60_000)
+
   it('with the local buffer, loses none while the broker is killed mid-stream (at least once, first arrivals in order)', async () => {
     await queueFor('buffered')
     const { resource } = await setUp(config({ local_buffer: true }), { exchange: 'buffered', batch_size: 20 })
