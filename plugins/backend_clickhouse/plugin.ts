@@ -26,7 +26,7 @@ function refuse (key: string, why: string): never {
   throw new WrongTypeError(`resource type ${TYPE} config: parameter ${key} ${why}`)
 }
 
-/** `server` read: `http(s)://host:port` (8123 without a port; a path is refused). */
+/** `server` read: `http(s)://host:port` (without a port, ClickHouse's: 8123, https 8443; a path is refused). */
 export function serverUrlOf (server: unknown): URL {
   if (typeof server !== 'string' || server.trim() === '') refuse('server', 'must be the HTTP interface\'s URL, such as http://127.0.0.1:8123')
   let url: URL
@@ -37,7 +37,7 @@ export function serverUrlOf (server: unknown): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') refuse('server', `must start with http:// or https://, got ${JSON.stringify(server)}`)
   if (url.pathname !== '/' || url.search !== '' || url.username !== '' || url.password !== '') refuse('server', `must be scheme, host and port only (user and key are their own params), got ${JSON.stringify(server)}`)
-  if (url.port === '') url.port = '8123'
+  if (url.port === '') url.port = url.protocol === 'https:' ? '8443' : '8123'
   return url
 }
 
