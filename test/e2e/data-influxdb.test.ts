@@ -7,18 +7,11 @@
  */
 import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
+import { actionTotals, resourceStatus, until, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startInfluxdb, type InfluxdbServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, timestamp, payload.seq as seq, payload.temp as temp, payload.v as v FROM "sensors/#"'
 
-/** Polls `check` (async) until it is true. */
-async function until (check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 25))
-  }
-}
 
 let server: InfluxdbServer
 let n1: TestNode, n2: TestNode
@@ -32,15 +25,9 @@ async function publish (node: TestNode, n: number, clientId = 'sensor-1', from =
   await Promise.all(Array.from({ length: n }, (_, i) => pub.publishAsync(`sensors/${clientId}`, JSON.stringify(payload?.(from + i) ?? { seq: from + i, temp: 20.05 + (from + i) / 10 }), { qos: 1 })))
 }
 
-async function statusOf (resource: string): Promise<Record<string, boolean>> {
-  const status: Array<{ node: string, is_alive: boolean }> = (await api('GET', `/resources/${resource}`)).body.data.status
-  return Object.fromEntries(status.map((x) => [x.node, x.is_alive]))
-}
+const statusOf = async (resource: string): Promise<Record<string, boolean>> => await resourceStatus(api, resource)
 
-async function metricsOf (rule: string): Promise<{ taken: number, success: number, failed: number }> {
-  const per: Array<{ taken: number, success: number, failed: number }> = (await api('GET', `/rules/${rule}`)).body.data.actions[0].metrics
-  return per.reduce((a, m) => ({ taken: a.taken + m.taken, success: a.success + m.success, failed: a.failed + m.failed }), { taken: 0, success: 0, failed: 0 })
-}
+const metricsOf = async (rule: string): Promise<ActionTotals> => await actionTotals(api, rule)
 
 /** Points in measurement `m` (counted by its `seq` field). */
 async function count (m: string): Promise<number> {

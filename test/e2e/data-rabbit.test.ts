@@ -8,19 +8,14 @@
 import type { ChannelModel } from 'amqplib'
 import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
+import { actionTotals, resourceStatus, until as untilDone, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startRabbitmq, type RabbitmqServer } from '../helpers/servers/index.js'
 
 const PLUGIN = 'svc_bridge_rabbit'
 const SQL = 'SELECT clientid, topic, payload.seq as seq, payload.note as note FROM "sensors/#"'
 
-/** Polls `check` (async) until it is true. */
-async function until (check: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 25))
-  }
-}
+/** Polls longer than the other data suites: RabbitMQ restarts in 3-5 s. */
+const until = async (check: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> => { await untilDone(check, what, timeoutMs) }
 
 describeWithServer('rabbitmq', 'svc_bridge_rabbit: data_to_rabbit', () => {
   let server: RabbitmqServer
@@ -95,15 +90,9 @@ describeWithServer('rabbitmq', 'svc_bridge_rabbit: data_to_rabbit', () => {
     return { resource, rule: rule.body.data.id as string }
   }
 
-  async function statusOf (resource: string): Promise<Record<string, boolean>> {
-    const status: Array<{ node: string, is_alive: boolean }> = (await api('GET', `/resources/${resource}`)).body.data.status
-    return Object.fromEntries(status.map((x) => [x.node, x.is_alive]))
-  }
+  const statusOf = async (resource: string): Promise<Record<string, boolean>> => await resourceStatus(api, resource)
 
-  async function metricsOf (rule: string): Promise<{ taken: number, success: number, failed: number }> {
-    const per: Array<{ taken: number, success: number, failed: number }> = (await api('GET', `/rules/${rule}`)).body.data.actions[0].metrics
-    return per.reduce((a, m) => ({ taken: a.taken + m.taken, success: a.success + m.success, failed: a.failed + m.failed }), { taken: 0, success: 0, failed: 0 })
-  }
+  const metricsOf = async (rule: string): Promise<ActionTotals> => await actionTotals(api, rule)
 
   /** Publishes `n` messages (seq `from`..) at QoS 1 from one client; resolves once all are acknowledged. */
   async function publish (node: TestNode, n: number, clientId: string, from = 0): Promise<void> {

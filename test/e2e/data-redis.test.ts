@@ -11,6 +11,7 @@ import { statSync } from 'node:fs'
 import { Redis } from 'ioredis'
 import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
+import { actionTotals, resourceStatus, until, type ActionTotals } from './data-actions-client.js'
 import {
   describeWithServer, freePort, redisBinary, spawnServer, startRedis, startRedisCluster,
   type RedisServer, type ServerProcess
@@ -21,14 +22,6 @@ const PLUGIN = 'svc_backend_redis'
 const PASSWORD = 'redis pw'
 const SQL = 'SELECT clientid, topic, payload, payload.seq as seq FROM "sensors/#"'
 
-/** Polls `check` (async) until it is true. */
-async function until (check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 25))
-  }
-}
 
 /** A sentinel (`redis-server <conf> --sentinel`) watching `master` as `name`, quorum 1. */
 async function startSentinel (master: RedisServer, name: string): Promise<ServerProcess> {
@@ -99,15 +92,9 @@ describeWithServer('redis', 'svc_backend_redis: data_to_redis', () => {
     return { resource, rule: rule.body.data.id as string }
   }
 
-  async function statusOf (resource: string): Promise<Record<string, boolean>> {
-    const status: Array<{ node: string, is_alive: boolean }> = (await api('GET', `/resources/${resource}`)).body.data.status
-    return Object.fromEntries(status.map((x) => [x.node, x.is_alive]))
-  }
+  const statusOf = async (resource: string): Promise<Record<string, boolean>> => await resourceStatus(api, resource)
 
-  async function metricsOf (rule: string): Promise<{ taken: number, success: number, failed: number }> {
-    const per: Array<{ taken: number, success: number, failed: number }> = (await api('GET', `/rules/${rule}`)).body.data.actions[0].metrics
-    return per.reduce((a, m) => ({ taken: a.taken + m.taken, success: a.success + m.success, failed: a.failed + m.failed }), { taken: 0, success: 0, failed: 0 })
-  }
+  const metricsOf = async (rule: string): Promise<ActionTotals> => await actionTotals(api, rule)
 
   /** The list at `key`, each entry parsed as JSON. */
   async function list (key: string): Promise<Array<Record<string, unknown>>> {

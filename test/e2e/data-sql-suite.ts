@@ -7,6 +7,7 @@
 import { statSync } from 'node:fs'
 import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
+import { actionTotals, resourceStatus, until, type ActionTotals } from './data-actions-client.js'
 import { freePort, type ServerProcess } from '../helpers/servers/index.js'
 import { bufferDirOf } from '../../plugins/kit/data/index.js'
 
@@ -25,14 +26,6 @@ export interface DataSqlSuite {
 
 const SQL = 'SELECT clientid, topic, payload.seq as seq, payload.temp as temp FROM "sensors/#"'
 
-/** Polls `check` (async) until it is true. */
-async function until (check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 25))
-  }
-}
 
 /** Defines the suite's tests (call inside `describeWithServer`). */
 export function dataSqlSuite (s: DataSqlSuite): void {
@@ -79,15 +72,9 @@ export function dataSqlSuite (s: DataSqlSuite): void {
     return { name, resource, rule: rule.body.data.id as string }
   }
 
-  async function statusOf (resource: string): Promise<Record<string, boolean>> {
-    const status: Array<{ node: string, is_alive: boolean }> = (await api('GET', `/resources/${resource}`)).body.data.status
-    return Object.fromEntries(status.map((x) => [x.node, x.is_alive]))
-  }
+  const statusOf = async (resource: string): Promise<Record<string, boolean>> => await resourceStatus(api, resource)
 
-  async function metricsOf (rule: string): Promise<{ taken: number, success: number, failed: number }> {
-    const per: Array<{ taken: number, success: number, failed: number }> = (await api('GET', `/rules/${rule}`)).body.data.actions[0].metrics
-    return per.reduce((a, m) => ({ taken: a.taken + m.taken, success: a.success + m.success, failed: a.failed + m.failed }), { taken: 0, success: 0, failed: 0 })
-  }
+  const metricsOf = async (rule: string): Promise<ActionTotals> => await actionTotals(api, rule)
 
   async function count (name: string): Promise<number> {
     return Number((await s.query(`select count(*) as n from ${name}`))[0].n)
