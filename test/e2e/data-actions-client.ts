@@ -4,6 +4,7 @@
  * over the nodes.
  */
 import type { ApiCall } from './api-actions-client.js'
+import { startTestNode, type TestNode } from '../helpers/node.js'
 
 /** An action's counters, summed over the nodes. */
 export interface ActionTotals { taken: number, success: number, failed: number }
@@ -27,4 +28,22 @@ export async function resourceStatus (api: ApiCall, id: string): Promise<Record<
 export async function actionTotals (api: ApiCall, id: string): Promise<ActionTotals> {
   const per: ActionTotals[] = (await api('GET', `/rules/${id}`)).body.data.actions[0].metrics
   return per.reduce((a, m) => ({ taken: a.taken + m.taken, success: a.success + m.success, failed: a.failed + m.failed }), { taken: 0, success: 0, failed: 0 })
+}
+
+/**
+ * Two test nodes named `<prefix>1@127.0.0.1` and `<prefix>2@127.0.0.1` with `plugin` loaded,
+ * the second joined to the first: each data suite's cluster.
+ */
+export async function startDataCluster (prefix: string, plugin: string): Promise<[TestNode, TestNode]> {
+  const init = { plugins: [plugin] }
+  const n1 = await startTestNode({ 'node.name': `${prefix}1@127.0.0.1`, 'broker.sys_interval': '0' }, undefined, init)
+  const n2 = await startTestNode({ 'node.name': `${prefix}2@127.0.0.1`, 'broker.sys_interval': '0' }, undefined, init)
+  await n2.cluster.join(`${prefix}1@127.0.0.1:${n1.cluster.mesh.port as number}`)
+  return [n1, n2]
+}
+
+/** Deletes every rule, then every resource (what a test made), through `api`. */
+export async function clearRulesAndResources (api: ApiCall): Promise<void> {
+  for (const rule of (await api('GET', '/rules')).body.data) await api('DELETE', `/rules/${rule.id as string}`)
+  for (const res of (await api('GET', '/resources')).body.data) await api('DELETE', `/resources/${res.id as string}`)
 }

@@ -4,9 +4,9 @@
  * publisher, rows selected back. What each mode guarantees (docs/integrations.md) with the
  * server killed (SIGKILL) mid-stream and restarted; templates that are not a plain insert.
  */
-import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
+import { closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, resourceStatus, until, type ActionTotals } from './data-actions-client.js'
+import { actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startClickhouse, type ClickhouseServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, payload.seq as seq, payload.temp as temp, payload.v as v, payload.meta as meta FROM "sensors/#"'
@@ -63,15 +63,12 @@ async function setUp (resourceConfig: Record<string, unknown>, actionParams: Rec
 describeWithServer('clickhouse', 'svc_backend_clickhouse: data_to_clickhouse', () => {
   beforeAll(async () => {
     server = await startClickhouse()
-    n1 = await startTestNode({ 'node.name': 'c1@127.0.0.1', 'broker.sys_interval': '0' }, undefined, plugins)
-    n2 = await startTestNode({ 'node.name': 'c2@127.0.0.1', 'broker.sys_interval': '0' }, undefined, plugins)
-    await n2.cluster.join(`c1@127.0.0.1:${n1.cluster.mesh.port as number}`)
+    ;[n1, n2] = await startDataCluster('c', plugins.plugins[0])
   }, 60_000)
   afterEach(async () => {
     await closeClients()
     if (server.pid === undefined) await server.restart()
-    for (const rule of (await api('GET', '/rules')).body.data) await api('DELETE', `/rules/${rule.id as string}`)
-    for (const res of (await api('GET', '/resources')).body.data) await api('DELETE', `/resources/${res.id as string}`)
+    await clearRulesAndResources(api)
   })
   afterAll(async () => {
     await n2?.destroy()

@@ -7,7 +7,7 @@
  */
 import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, resourceStatus, until, type ActionTotals } from './data-actions-client.js'
+import { actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startInfluxdb, type InfluxdbServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, timestamp, payload.seq as seq, payload.temp as temp, payload.v as v FROM "sensors/#"'
@@ -65,15 +65,12 @@ async function setUp (type: string, resourceConfig: Record<string, unknown>, act
 describeWithServer('influxdb', 'svc_backend_influxdb: data_to_influxdb', () => {
   beforeAll(async () => {
     server = await startInfluxdb({ user: 'admin' })
-    n1 = await startTestNode({ 'node.name': 'i1@127.0.0.1', 'broker.sys_interval': '0' }, undefined, plugins)
-    n2 = await startTestNode({ 'node.name': 'i2@127.0.0.1', 'broker.sys_interval': '0' }, undefined, plugins)
-    await n2.cluster.join(`i1@127.0.0.1:${n1.cluster.mesh.port as number}`)
+    ;[n1, n2] = await startDataCluster('i', plugins.plugins[0])
   }, 60_000)
   afterEach(async () => {
     await closeClients()
     if (server.pid === undefined) await server.restart()
-    for (const rule of (await api('GET', '/rules')).body.data) await api('DELETE', `/rules/${rule.id as string}`)
-    for (const res of (await api('GET', '/resources')).body.data) await api('DELETE', `/resources/${res.id as string}`)
+    await clearRulesAndResources(api)
   })
   afterAll(async () => {
     await n2?.destroy()

@@ -6,9 +6,9 @@
  * broker killed (SIGKILL) mid-stream and restarted.
  */
 import type { ChannelModel } from 'amqplib'
-import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
+import { closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, resourceStatus, until as untilDone, type ActionTotals } from './data-actions-client.js'
+import { actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until as untilDone, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startRabbitmq, type RabbitmqServer } from '../helpers/servers/index.js'
 
 const PLUGIN = 'svc_bridge_rabbit'
@@ -26,15 +26,12 @@ describeWithServer('rabbitmq', 'svc_bridge_rabbit: data_to_rabbit', () => {
 
   beforeAll(async () => {
     server = await startRabbitmq()
-    n1 = await startTestNode({ 'node.name': 'q1@127.0.0.1', 'broker.sys_interval': '0' }, undefined, plugins)
-    n2 = await startTestNode({ 'node.name': 'q2@127.0.0.1', 'broker.sys_interval': '0' }, undefined, plugins)
-    await n2.cluster.join(`q1@127.0.0.1:${n1.cluster.mesh.port as number}`)
+    ;[n1, n2] = await startDataCluster('q', plugins.plugins[0])
   }, 60_000)
   afterEach(async () => {
     await closeClients()
     if (server.pid === undefined) await server.restart()
-    for (const rule of (await api('GET', '/rules')).body.data) await api('DELETE', `/rules/${rule.id as string}`)
-    for (const res of (await api('GET', '/resources')).body.data) await api('DELETE', `/resources/${res.id as string}`)
+    await clearRulesAndResources(api)
   }, 30_000)
   afterAll(async () => {
     await n2?.destroy()

@@ -9,9 +9,9 @@
  */
 import { statSync } from 'node:fs'
 import { Redis } from 'ioredis'
-import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
+import { closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, resourceStatus, until, type ActionTotals } from './data-actions-client.js'
+import { actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until, type ActionTotals } from './data-actions-client.js'
 import {
   describeWithServer, freePort, redisBinary, spawnServer, startRedis, startRedisCluster,
   type RedisServer, type ServerProcess
@@ -64,15 +64,12 @@ describeWithServer('redis', 'svc_backend_redis: data_to_redis', () => {
 
   beforeAll(async () => {
     server = await startRedis({ password: PASSWORD })
-    n1 = await startTestNode({ 'node.name': 'r1@127.0.0.1', 'broker.sys_interval': '0' }, undefined, plugins)
-    n2 = await startTestNode({ 'node.name': 'r2@127.0.0.1', 'broker.sys_interval': '0' }, undefined, plugins)
-    await n2.cluster.join(`r1@127.0.0.1:${n1.cluster.mesh.port as number}`)
+    ;[n1, n2] = await startDataCluster('r', plugins.plugins[0])
   }, 60_000)
   afterEach(async () => {
     await closeClients()
     if (server.pid === undefined) await server.restart()
-    for (const rule of (await api('GET', '/rules')).body.data) await api('DELETE', `/rules/${rule.id as string}`)
-    for (const res of (await api('GET', '/resources')).body.data) await api('DELETE', `/resources/${res.id as string}`)
+    await clearRulesAndResources(api)
   })
   afterAll(async () => {
     await n2?.destroy()
@@ -223,8 +220,7 @@ describeWithServer('redis', 'svc_backend_redis: data_to_redis', () => {
       for (let seq = 0; seq < 30; seq++) owners.add(await cluster.nodeOf(`reading:${seq}`))
       expect([...owners].sort()).toEqual([0, 1, 2])
     } finally {
-      for (const rule of (await api('GET', '/rules')).body.data) await api('DELETE', `/rules/${rule.id as string}`)
-      for (const res of (await api('GET', '/resources')).body.data) await api('DELETE', `/resources/${res.id as string}`)
+      await clearRulesAndResources(api)
       await cluster.close()
     }
   }, 90_000)
@@ -248,8 +244,7 @@ describeWithServer('redis', 'svc_backend_redis: data_to_redis', () => {
         c.disconnect()
       }
     } finally {
-      for (const rule of (await api('GET', '/rules')).body.data) await api('DELETE', `/rules/${rule.id as string}`)
-      for (const res of (await api('GET', '/resources')).body.data) await api('DELETE', `/resources/${res.id as string}`)
+      await clearRulesAndResources(api)
       await sentinel.close()
     }
   }, 60_000)

@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs'
 import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, resourceStatus, until, type ActionTotals } from './data-actions-client.js'
+import { actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until, type ActionTotals } from './data-actions-client.js'
 import { freePort, type ServerProcess } from '../helpers/servers/index.js'
 import { bufferDirOf } from '../../plugins/kit/data/index.js'
 
@@ -37,15 +37,12 @@ export function dataSqlSuite (s: DataSqlSuite): void {
 
   beforeAll(async () => {
     server = await s.start()
-    n1 = await startTestNode({ 'node.name': 'd1@127.0.0.1', 'broker.sys_interval': '0' }, undefined, plugins)
-    n2 = await startTestNode({ 'node.name': 'd2@127.0.0.1', 'broker.sys_interval': '0' }, undefined, plugins)
-    await n2.cluster.join(`d1@127.0.0.1:${n1.cluster.mesh.port as number}`)
+    ;[n1, n2] = await startDataCluster('d', s.plugin)
   }, 60_000)
   afterEach(async () => {
     await closeClients()
     if (server.pid === undefined) await server.restart()
-    for (const rule of (await api('GET', '/rules')).body.data) await api('DELETE', `/rules/${rule.id as string}`)
-    for (const res of (await api('GET', '/resources')).body.data) await api('DELETE', `/resources/${res.id as string}`)
+    await clearRulesAndResources(api)
   })
   afterAll(async () => {
     await n2?.destroy()
