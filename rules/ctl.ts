@@ -17,11 +17,15 @@ function q (text: unknown): string {
 
 const json = (value: unknown): string => JSON.stringify(value ?? null)
 
-/** One rule line. */
+/** One rule line (EMQ X 4.4's: the actions with their fallbacks, then on_action_failed). */
 export function formatRule (r: RuleView): string {
-  const actions = r.actions.map(a => ({ id: a.id, name: a.name, params: a.params, metrics: a.metrics }))
-  return `rule(id=${q(r.id)}, for=${q(r.for)}, rawsql=${q(r.rawsql)}, actions=${json(actions)}, metrics=${json(r.metrics)}, ` +
-    `enabled=${q(r.enabled)}, description=${q(r.description)})\n`
+  return `rule(id=${q(r.id)}, for=${q(r.for)}, rawsql=${q(r.rawsql)}, actions=${json(printableActions(r.actions))}, ` +
+    `on_action_failed=${q(r.on_action_failed)}, metrics=${json(r.metrics)}, enabled=${q(r.enabled)}, description=${q(r.description)})\n`
+}
+
+/** Actions as a rule line prints them: id, name, params, metrics and fallbacks, in that order. */
+function printableActions (actions: RuleView['actions']): unknown[] {
+  return actions.map(a => ({ id: a.id, name: a.name, params: a.params, metrics: a.metrics, fallbacks: printableActions(a.fallbacks) }))
 }
 
 /** One action line; `params` too when `withParams`. */
@@ -45,6 +49,7 @@ export function formatResourceType (t: ResourceTypeInfo, withParams = false): st
 const RULE_ID = { name: 'RuleId', description: 'the rule id, e.g. rule:1a2b3c4d' }
 const RESOURCE_ID = { name: 'ResourceId', description: 'the resource id, e.g. web_hook:my_server' }
 const DESCR = { flags: '-d, --descr <descr>', description: 'description' }
+const ON_ACTION_FAILED = { flags: '-g, --on_action_failed <on_action_failed>', description: "'continue' or 'stop' when an action of the rule fails" }
 
 /** The rule-engine commands, for `ALL_CTL_COMMANDS`. */
 export const RULE_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
@@ -63,17 +68,23 @@ export const RULE_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
     words: ['rules', 'create'],
     description: 'Create a rule from its SQL and its actions (JSON [{"name":..,"params":{..}}]); prints the new id',
     args: [{ name: 'sql', description: 'the rule SQL' }, { name: 'actions', description: 'the actions as JSON' }],
-    options: [DESCR, { flags: '-n, --name <name>', description: 'name the rule (id <name>:<number>)' }, { flags: '-e, --enabled <enabled>', description: 'true (default) or false' }],
+    options: [
+      DESCR,
+      { flags: '-n, --name <name>', description: 'name the rule (id <name>:<number>)' },
+      { flags: '-e, --enabled <enabled>', description: 'true (default) or false' },
+      ON_ACTION_FAILED
+    ],
     render: (r) => `Rule ${r.id} created\n`
   }),
   defineCommand<RuleView>({
     words: ['rules', 'update'],
-    description: 'Change the SQL, actions, enabled state or description of a rule',
+    description: 'Change the SQL, actions (with fallbacks), on_action_failed, enabled state or description of a rule',
     args: [RULE_ID],
     options: [
       { flags: '-s, --sql <sql>', description: 'new SQL' },
       { flags: '-a, --actions <actions>', description: 'new actions as JSON' },
       { flags: '-e, --enabled <enabled>', description: 'true or false' },
+      ON_ACTION_FAILED,
       DESCR
     ],
     render: (r) => `Rule ${r.id} updated\n`
@@ -119,6 +130,16 @@ export const RULE_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
     description: 'Show a resource with its status (health checked now) on every node',
     args: [RESOURCE_ID],
     render: formatResource
+  }),
+  defineCommand<ResourceView>({
+    words: ['resources', 'update'],
+    description: 'Change the config and/or description of a resource (its instance restarts with them on every node)',
+    args: [RESOURCE_ID],
+    options: [
+      { flags: '-c, --resource-config <config>', description: 'the whole new config as JSON (****** keeps a stored credential)' },
+      DESCR
+    ],
+    render: () => 'Resource update successfully\n'
   }),
   defineCommand<string>({
     words: ['resources', 'delete'],

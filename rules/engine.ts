@@ -18,7 +18,7 @@ import { BUILT_IN_ACTIONS, builtInResourceType } from './actions/built-in.js'
 import { WEB_HOOK_ACTIONS, webHookResourceType } from './actions/web-hook.js'
 import { EngineMetrics } from './metrics.js'
 import { RepublishMarks } from './republish-marks.js'
-import { RuleService } from './rule-service.js'
+import { RuleService, everyAction } from './rule-service.js'
 import { ResourceService } from './resource-service.js'
 import { ResourceInstances } from './resource-instances.js'
 import { RuleRuntime } from './runtime.js'
@@ -61,6 +61,11 @@ export interface RuleEngine extends RuleProviders {
   start (): void
   /** Stops running rules and closes the resources' instances; rules and resources stay stored. */
   stop (): Promise<void>
+  /**
+   * Closes resource `id`'s instance on this node and opens it again with the same config
+   * (404 when unknown); resolves once it has opened. Types without instances: nothing to do.
+   */
+  restartResource (id: string): Promise<void>
   /** This node's counters of rule `id` (zeros when it never ran here). */
   ruleMetrics (id: string): RuleNodeMetrics
   /** This node's counters of action instance `id`. */
@@ -112,7 +117,7 @@ export async function createRuleEngine (components: RuleEngineComponents): Promi
     resource: (id) => resources.find(id),
     changed: () => {
       const all = rules.all()
-      metrics.retainOnly(new Set(all.map(e => e.rule.id)), new Set(all.flatMap(e => e.rule.actions.map(a => a.id))))
+      metrics.retainOnly(new Set(all.map(e => e.rule.id)), new Set(all.flatMap(e => everyAction(e.rule.actions).map(a => a.id))))
       runtime.load(all)
     }
   })
@@ -176,6 +181,11 @@ export async function createRuleEngine (components: RuleEngineComponents): Promi
         runtime.load(rules.all())
         for (const r of stopping) instances.release(r.id)
       }
+    },
+    async restartResource (id) {
+      const resource = resources.get(id)
+      await instances.restart(resource)
+      logger.info({ resource_id: id }, 'resource restarted on this node')
     },
     ruleMetrics (id) {
       const c = metrics.findRule(id)

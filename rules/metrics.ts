@@ -34,6 +34,17 @@ export class RuleCounters {
     if (this.samples.length > SAMPLES_5M) this.sum -= this.samples.shift()!
   }
 
+  /** Back to zero: counts, rates and the 5-minute samples (`PUT /rules/:id/reset_metrics`). */
+  reset (): void {
+    this.matched = 0
+    this.failed = 0
+    this.speed = 0
+    this.speedMax = 0
+    this.lastMatched = 0
+    this.samples.length = 0
+    this.sum = 0
+  }
+
   /** The 5-minute average rate. */
   last5m (): number {
     return this.samples.length === 0 ? 0 : round2(this.sum / this.samples.length)
@@ -45,6 +56,13 @@ export class ActionCounters {
   taken = 0
   success = 0
   failed = 0
+
+  /** Back to zero. An action run under way when reset is counted as it ends. */
+  reset (): void {
+    this.taken = 0
+    this.success = 0
+    this.failed = 0
+  }
 }
 
 function round2 (n: number): number {
@@ -76,6 +94,12 @@ export class EngineMetrics {
   retainOnly (ruleIds: ReadonlySet<string>, actionIds: ReadonlySet<string>): void {
     for (const id of this.rules.keys()) if (!ruleIds.has(id)) this.rules.delete(id)
     for (const id of this.actions.keys()) if (!actionIds.has(id)) this.actions.delete(id)
+  }
+
+  /** Sets the counters of rule `ruleId` and of the action instances `actionIds` back to zero. */
+  reset (ruleId: string, actionIds: readonly string[]): void {
+    this.rules.get(ruleId)?.reset()
+    for (const id of actionIds) this.actions.get(id)?.reset()
   }
 
   /** The counters of a rule if it has any. */

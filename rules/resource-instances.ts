@@ -83,6 +83,17 @@ export class ResourceInstances {
   }
 
   /**
+   * Closes resource `resource`'s instance (keeping its disk buffer) and opens a new one with
+   * the same config (`POST /resources/:id`: reconnect now); resolves once the new one has
+   * opened (or failed to). Nothing happens for a type without instances or while stopped.
+   */
+  async restart (resource: Resource): Promise<void> {
+    if (this.slots.has(resource.id)) void this.closeSlot(resource.id, false)
+    this.sync(resource.id, resource)
+    await this.get(resource.id)
+  }
+
+  /**
    * Closes resource `id`'s instance and keeps its data (its disk buffer): the plugin that
    * provides its type unloads. {@link ResourceInstances.sync} opens it again once the type is back.
    */

@@ -176,6 +176,17 @@ export class ResourceService {
     })
   }
 
+  /**
+   * Whether this node can reach the backend of stored resource `id` now (its type's probe):
+   * resolves when it can (or the type has no probe), RefusedError (102) naming why otherwise.
+   */
+  async reachable (id: string): Promise<void> {
+    const resource = this.get(id)
+    const def = this.init.registry.findResourceType(resource.type)
+    if (def === undefined) throw new RefusedError(`resource ${id} is of type ${resource.type}, unknown on this node; load the plugin that provides it`)
+    await this.probe(def, resource.config)
+  }
+
   /** Runs the health check of resource `id` now (types without one are always alive). */
   async status (id: string): Promise<ResourceStatus> {
     const resource = this.get(id)

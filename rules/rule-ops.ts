@@ -11,14 +11,15 @@
  * components to its handlers.
  */
 import { NotJsonError, RefusedError, SqlNotMatchError, WrongTypeError } from '../node/errors.js'
-import type { NodeRpc } from '../node/rpc.js'
+import { failedNode, type FailedNode, type NodeRpc } from '../node/rpc.js'
 import { checkJsonDepth } from '../node/json-depth.js'
 import type { RuleEngine } from './engine.js'
 import { actionInfo, resourceTypeInfo, type ActionInfo, type ResourceTypeInfo } from './registry.js'
-import { compileRuleSql, type RuleInput, type RulePatch } from './rule-service.js'
+import { compileRuleSql, everyAction, type RuleInput, type RulePatch } from './rule-service.js'
 import type { ResourceInput, ResourcePatch, ResourceStatus } from './resource-service.js'
 import { resourceView, ruleView, type NodeRuleMetrics, type ResourceView, type RuleView } from './views.js'
 import { loadSql } from './sql-loader.js'
+import { ruleEvents, type RuleEventInfo } from './rule-events.js'
 import { SqlError } from './sql/errors.js'
 import { DeferredResult } from './funcs/errors.js'
 import type { ControlHandlers, ControlServer } from '../node/control/index.js'
@@ -96,6 +97,17 @@ export async function updateRule (parts: EngineAndRpc, id: string, patch: RulePa
   return await view(parts, await parts.engine.rules.update(id, patch))
 }
 
+/**
+ * `PUT /rules/:id/reset_metrics` (EMQ X 4.4's): the counters of the rule and of its actions
+ * (fallbacks included) back to zero on every running node. 404 when unknown; a node that
+ * does not answer keeps its counters (it is named in the answer's `meta.failed`).
+ */
+export async function resetRuleMetrics ({ engine, rpc }: EngineAndRpc, id: string): Promise<FailedNode[]> {
+  engine.rules.get(id)
+  const answers = await rpc.callAll<null>('rules.reset_metrics', { id })
+  return answers.flatMap(a => a.ok ? [] : [failedNode(a.node, a.error)])
+}
+
 /** `DELETE /rules/:id`, `rules delete`: 404 when unknown. */
 export async function deleteRule ({ engine }: Engine, id: string): Promise<void> {
   await engine.rules.delete(id)
@@ -129,6 +141,11 @@ export async function testRuleSql ({ name }: Pick<RuleOpsComponents, 'name'>, in
   if (result.ok) return checkJsonDepth(result.output, 'the selected output')
   if (result.reason === 'nomatch') throw new SqlNotMatchError()
   throw new RefusedError(`SQL test failed: ${result.message ?? 'error'}`)
+}
+
+/** `GET /rule_events` (EMQ X 4.4's): the events a rule can hang on, with their columns (rules/rule-events.ts). */
+export function listRuleEvents (): RuleEventInfo[] {
+  return ruleEvents()
 }
 
 /** `GET /actions?for=`, `rule-actions list [-k]`: actions that can serve `hook` (all without). */
@@ -195,6 +212,26 @@ export async function showResource ({ engine, rpc }: EngineAndRpc, id: string): 
   return resourceView(resource, answers.map(a => ({ node: a.node, is_alive: a.ok && a.result.is_alive })), specsOf(engine, resource))
 }
 
+/**
+ * `GET /resource_status/:id` (EMQ X 4.4's): the health of resource `id` on the node handling
+ * the request, checked now. 404 when unknown.
+ */
+export async function resourceStatus ({ engine }: Engine, id: string): Promise<ResourceStatus> {
+  return await engine.resources.status(id)
+}
+
+/**
+ * `POST /resources/:id` (EMQ X 4.4's start_resource: reconnect): first the backend must be
+ * reachable from this node (as at creation: 102 naming why, nothing restarted), then the
+ * resource's instance is closed and opened again on every running node (each reconnects,
+ * its buffer kept). Resolves with the nodes that could not restart theirs. 404 when unknown.
+ */
+export async function restartResource ({ engine, rpc }: EngineAndRpc, id: string): Promise<FailedNode[]> {
+  await engine.resources.reachable(id)
+  const answers = await rpc.callAll<null>('resources.restart', { id })
+  return answers.flatMap(a => a.ok ? [] : [failedNode(a.node, a.error)])
+}
+
 /** `DELETE /resources/:id`, `resources delete`: 404 when unknown, refused while a rule uses it. */
 export async function deleteResource ({ engine }: Engine, id: string): Promise<void> {
   await engine.resources.delete(id)
@@ -205,7 +242,7 @@ function nodeMetrics ({ engine, name }: Pick<RuleOpsComponents, 'engine' | 'name
   const out: NodeRuleMetrics = { node: name, rules: {}, actions: {} }
   for (const rule of engine.rules.list()) {
     out.rules[rule.id] = engine.ruleMetrics(rule.id)
-    for (const a of rule.actions) out.actions[a.id] = engine.actionMetrics(a.id)
+    for (const a of everyAction(rule.actions)) out.actions[a.id] = engine.actionMetrics(a.id)
   }
   return out
 }
@@ -214,7 +251,13 @@ function nodeMetrics ({ engine, name }: Pick<RuleOpsComponents, 'engine' | 'name
 export function registerRuleOperations (components: RuleOperationsComponents): void {
   const { engine, rpc, control } = components
   rpc.register('rules.metrics', () => nodeMetrics(components))
+  rpc.register('rules.reset_metrics', (args: { id: string }) => {
+    const rule = engine.rules.find(args.id)
+    if (rule !== undefined) engine.metrics.reset(rule.id, everyAction(rule.actions).map(a => a.id))
+    return null
+  })
   rpc.register('resources.status', async (args: { id: string }) => await engine.resources.status(args.id))
+  rpc.register('resources.restart', async (args: { id: string }) => { await engine.restartResource(args.id); return null })
   for (const [name, handler] of Object.entries(ruleControlHandlers(components))) control.register(name, handler)
 }
 
@@ -249,12 +292,14 @@ function ruleControlHandlers (ops: RuleOpsComponents): ControlHandlers {
       actions: jsonArg(args[1], 'actions'),
       description: textArg(options.descr),
       name: textArg(options.name),
-      enabled: boolArg(options.enabled, '--enabled')
+      enabled: boolArg(options.enabled, '--enabled'),
+      on_action_failed: textArg(options.on_action_failed) as RuleInput['on_action_failed']
     }),
     'rules update': async ({ args, options }) => await updateRule(ops, args[0], {
       rawsql: textArg(options.sql),
       actions: jsonArg(options.actions, '--actions'),
       enabled: boolArg(options.enabled, '--enabled'),
+      on_action_failed: textArg(options.on_action_failed) as RuleInput['on_action_failed'],
       description: textArg(options.descr)
     }),
     'rules delete': async ({ args }) => { await deleteRule(ops, args[0]); return 'ok' },
@@ -265,6 +310,10 @@ function ruleControlHandlers (ops: RuleOpsComponents): ControlHandlers {
       config: jsonArg(options.resourceConfig, '-c') ?? {},
       description: textArg(options.descr),
       name: textArg(options.name)
+    }),
+    'resources update': async ({ args, options }) => await updateResource(ops, args[0], {
+      config: jsonArg(options.resourceConfig, '-c'),
+      description: textArg(options.descr)
     }),
     'resources list': ({ options }) => listResources(ops, textArg(options.type)),
     'resources show': async ({ args }) => await showResource(ops, args[0]),

@@ -24,15 +24,24 @@ import { SqlError } from './sql/errors.js'
 import { loadSql, loadedSql } from './sql-loader.js'
 import { actionServes, type ActionRegistry } from './registry.js'
 import { checkParams } from './params.js'
-import type { Resource, Rule, RuleAction } from './types.js'
+import type { OnActionFailed, Resource, Rule, RuleAction } from './types.js'
 import { restoreParams } from './views.js'
+
+/** An action as given to create or change a rule, with its fallbacks (EMQ X 4.4's shape). */
+export interface RuleActionInput {
+  name: string
+  params?: Record<string, unknown>
+  fallbacks?: RuleActionInput[]
+}
 
 /** What creating a rule takes (spec: named variant with `name` and `for`, or the short one). */
 export interface RuleInput {
   name?: string
   for?: string
   rawsql: string
-  actions: Array<{ name: string, params?: Record<string, unknown> }>
+  actions: RuleActionInput[]
+  /** EMQ X 4.4's: `continue` (default) or `stop`. */
+  on_action_failed?: OnActionFailed
   description?: string
   enabled?: boolean
 }
@@ -41,8 +50,25 @@ export interface RuleInput {
 export interface RulePatch {
   rawsql?: string
   actions?: RuleInput['actions']
+  on_action_failed?: OnActionFailed
   description?: string
   enabled?: boolean
+}
+
+/** Every action of `actions` with every fallback (theirs too), depth first. */
+export function everyAction (actions: readonly RuleAction[]): RuleAction[] {
+  const out: RuleAction[] = []
+  const walk = (list: readonly RuleAction[]): void => {
+    for (const a of list) { out.push(a); if (a.fallbacks !== undefined) walk(a.fallbacks) }
+  }
+  walk(actions)
+  return out
+}
+
+/** `on_action_failed` checked: `continue`, `stop`, or absent (108 otherwise). */
+function onActionFailedOf (value: unknown): OnActionFailed | undefined {
+  if (value === undefined || value === 'continue' || value === 'stop') return value
+  throw new WrongTypeError(`parameter on_action_failed must be continue or stop, got ${JSON.stringify(value)}`)
 }
 
 /** A stored rule with its compiled SQL (null when the SQL no longer compiles). */
@@ -119,6 +145,11 @@ export class RuleService {
     return this.all().map(e => e.rule)
   }
 
+  /** The rule `id`, or undefined. */
+  find (id: string): Rule | undefined {
+    return this.entries.get(id)?.rule
+  }
+
   /** The rule `id`; throws a not-found (404). */
   get (id: string): Rule {
     const entry = this.entries.get(id)
@@ -126,9 +157,9 @@ export class RuleService {
     return entry.rule
   }
 
-  /** The rules whose actions are bound to resource `resourceId`. */
+  /** The rules whose actions (or their fallbacks) are bound to resource `resourceId`. */
   usingResource (resourceId: string): Rule[] {
-    return this.list().filter(r => r.actions.some(a => a.params.$resource === resourceId))
+    return this.list().filter(r => everyAction(r.actions).some(a => a.params.$resource === resourceId))
   }
 
   /** The rules whose SQL calls schema_encode/schema_decode with schema `name` written as a literal. */
@@ -149,12 +180,14 @@ export class RuleService {
       const compiled = compileRuleSql(input.rawsql)
       const hook = this.forOf(compiled, input.for)
       const actions = this.checkActions(input.actions, compiled.events)
+      const onFailed = onActionFailedOf(input.on_action_failed) ?? 'continue'
       const rule: Rule = {
         id: this.newId(name),
         ...(name !== undefined ? { name } : {}),
         for: hook,
         rawsql: input.rawsql,
         actions,
+        on_action_failed: onFailed,
         enabled: input.enabled ?? true,
         description: input.description ?? '',
         created_at: Date.now()
@@ -174,6 +207,7 @@ export class RuleService {
       if (patch.rawsql !== undefined) await loadSql()
       const compiled = patch.rawsql !== undefined ? compileRuleSql(patch.rawsql) : entry.compiled
       if (compiled === null) throw new RefusedError(`rule ${id}: its SQL does not compile; give a new rawsql`)
+      const onFailed = onActionFailedOf(patch.on_action_failed) ?? entry.rule.on_action_failed ?? 'continue'
       const actions = patch.actions !== undefined
         ? this.checkActions(this.restoreSecrets(patch.actions, entry.rule.actions), compiled.events)
         : this.recheck(entry.rule.actions, compiled.events)
@@ -182,6 +216,7 @@ export class RuleService {
         for: patch.rawsql !== undefined ? this.forOf(compiled, undefined) : entry.rule.for,
         rawsql: patch.rawsql ?? entry.rule.rawsql,
         actions,
+        on_action_failed: onFailed,
         enabled: patch.enabled ?? entry.rule.enabled,
         description: patch.description ?? entry.rule.description
       }
@@ -264,39 +299,52 @@ export class RuleService {
     return given
   }
 
-  /** Checks every action of a rule hanging on `events`; returns the stored form. */
-  private checkActions (given: unknown, events: readonly string[]): RuleAction[] {
-    if (!Array.isArray(given)) throw new WrongTypeError('parameter actions must be an array of {name, params}')
-    const stamp = Date.now().toString(36)
+  /**
+   * Checks every action of a rule hanging on `events`, and their `fallbacks` (EMQ X 4.4's
+   * shape: an array of actions, each of which may have fallbacks too); returns the stored
+   * form. `at` names the list in error messages (`actions`, `actions[0].fallbacks`).
+   */
+  private checkActions (given: unknown, events: readonly string[], at = 'actions', stamp = Date.now().toString(36), idSuffix = ''): RuleAction[] {
+    if (!Array.isArray(given)) throw new WrongTypeError(`parameter ${at} must be an array of {name, params, fallbacks?}`)
     return given.map((a: unknown, i: number) => {
-      if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new WrongTypeError(`actions[${i}] must be an object {name, params}`)
-      const { name, params } = a as { name?: unknown, params?: unknown }
-      if (name === undefined) throw new MissingParameterError(`missing parameter actions[${i}].name`)
-      if (typeof name !== 'string') throw new WrongTypeError(`parameter actions[${i}].name must be a string`)
+      if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new WrongTypeError(`${at}[${i}] must be an object {name, params, fallbacks?}`)
+      const { name, params, fallbacks } = a as { name?: unknown, params?: unknown, fallbacks?: unknown }
+      if (name === undefined) throw new MissingParameterError(`missing parameter ${at}[${i}].name`)
+      if (typeof name !== 'string') throw new WrongTypeError(`parameter ${at}[${i}].name must be a string`)
       const checked = this.checkAction(name, params, events)
-      return { id: `${name.replace(/^.*:/, '')}_${stamp}_${i}`, name, params: checked }
+      const suffix = `${idSuffix}_${i}`
+      const action: RuleAction = { id: `${name.replace(/^.*:/, '')}_${stamp}${suffix}`, name, params: checked }
+      if (fallbacks !== undefined && !(Array.isArray(fallbacks) && fallbacks.length === 0)) {
+        action.fallbacks = this.checkActions(fallbacks, events, `${at}[${i}].fallbacks`, stamp, `${suffix}_f`)
+      }
+      return action
     })
   }
 
   /**
    * `given` actions with what was shown masked (`******`, a header's value) put back from
    * `stored`: an action keeps the stored values of the action at its position when both have
-   * the same name (the rule as shown, sent back with other changes).
+   * the same name (the rule as shown, sent back with other changes); so do its fallbacks.
    */
   private restoreSecrets (given: unknown, stored: readonly RuleAction[]): unknown {
     if (!Array.isArray(given)) return given
     return given.map((a: unknown, i: number) => {
       const before = stored[i]
       if (before === undefined || typeof a !== 'object' || a === null || Array.isArray(a)) return a
-      const { name, params } = a as { name?: unknown, params?: unknown }
-      if (name !== before.name || typeof params !== 'object' || params === null || Array.isArray(params)) return a
-      return { ...a, params: restoreParams(params as Record<string, unknown>, before.params, this.init.registry.findAction(before.name)?.params) }
+      const { name, params, fallbacks } = a as { name?: unknown, params?: unknown, fallbacks?: unknown }
+      if (name !== before.name) return a
+      let out = a as Record<string, unknown>
+      if (typeof params === 'object' && params !== null && !Array.isArray(params)) {
+        out = { ...out, params: restoreParams(params as Record<string, unknown>, before.params, this.init.registry.findAction(before.name)?.params) }
+      }
+      if (Array.isArray(fallbacks) && before.fallbacks !== undefined) out = { ...out, fallbacks: this.restoreSecrets(fallbacks, before.fallbacks) }
+      return out
     })
   }
 
-  /** Checks stored actions again (the SQL changed, or a resource may be gone). */
+  /** Checks stored actions and their fallbacks again (the SQL changed, or a resource may be gone). */
   private recheck (actions: RuleAction[], events: readonly string[]): RuleAction[] {
-    for (const a of actions) this.checkAction(a.name, a.params, events)
+    for (const a of everyAction(actions)) this.checkAction(a.name, a.params, events)
     return actions
   }
 
@@ -329,7 +377,14 @@ function isStoredRule (id: string, value: unknown): value is Rule {
   return typeof r === 'object' && r !== null && r.id === id && typeof r.rawsql === 'string' &&
     typeof r.for === 'string' && typeof r.enabled === 'boolean' && typeof r.description === 'string' &&
     typeof r.created_at === 'number' && (r.name === undefined || typeof r.name === 'string') &&
-    Array.isArray(r.actions) && r.actions.every((a: Partial<RuleAction> | null) =>
+    (r.on_action_failed === undefined || r.on_action_failed === 'continue' || r.on_action_failed === 'stop') &&
+    areStoredActions(r.actions)
+}
+
+/** Whether `actions` are stored rule actions, fallbacks included. */
+function areStoredActions (actions: unknown): actions is RuleAction[] {
+  return Array.isArray(actions) && actions.every((a: Partial<RuleAction> | null) =>
     typeof a === 'object' && a !== null && typeof a.id === 'string' && typeof a.name === 'string' &&
-      typeof a.params === 'object' && a.params !== null && !Array.isArray(a.params))
+    typeof a.params === 'object' && a.params !== null && !Array.isArray(a.params) &&
+    (a.fallbacks === undefined || areStoredActions(a.fallbacks)))
 }

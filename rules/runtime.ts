@@ -13,7 +13,10 @@
  *    exception) counts as `failed` and is not a match; it never stops the other rules.
  * 3. For a match, `matched` moves and the actions are queued: they run off the delivery
  *    path (setImmediate), each counted as success or failed; a failing or slow action is
- *    logged and never delays or breaks delivery.
+ *    logged and never delays or breaks delivery. An action that fails runs its `fallbacks`
+ *    (EMQ X 4.4) with the same selected data. With the rule's `on_action_failed` `continue`
+ *    (the default) the actions of one event all start at once; with `stop` each waits for the
+ *    outcome of the one before it and none runs after one that failed.
  *
  * Messages on `$SYS/` topics never trigger rules (EMQ X's `ignore_sys_message`, on by default).
  */
@@ -28,7 +31,7 @@ import { emqx4Columns, specColumns, type Columns } from './columns.js'
 import type { ActionCounters, EngineMetrics, RuleCounters } from './metrics.js'
 import type { RepublishMarks } from './republish-marks.js'
 import type { ActionRegistry } from './registry.js'
-import type { ActionContext, ActionDefinition, Resource, ResourceInstance, Rule, RulePublish } from './types.js'
+import type { ActionContext, ActionDefinition, Resource, ResourceInstance, Rule, RuleAction, RulePublish } from './types.js'
 import type { RuleEntry } from './rule-service.js'
 import { DeferredResult } from './funcs/errors.js'
 
@@ -40,6 +43,8 @@ interface Runnable {
   compiled: CompiledSql
   counters: RuleCounters
   actions: BoundAction[]
+  /** `on_action_failed` is `stop`: the actions run one after another, up to the first that fails. */
+  stopOnFailure: boolean
   lastError: number
   /** EMQ X 4's `metadata` column, made once per rule (never changed). */
   metadata: Readonly<{ rule_id: string }>
@@ -52,6 +57,8 @@ interface BoundAction {
   resourceId: string | undefined
   counters: ActionCounters
   lastError: number
+  /** Run when this action fails (empty: none). */
+  fallbacks: BoundAction[]
 }
 
 interface Job { rule: Runnable, selected: Record<string, unknown>, env: Columns, chain: readonly string[] | undefined }
@@ -184,7 +191,7 @@ export class RuleRuntime {
   }
 
   private runnable (rule: Rule, compiled: CompiledSql, order: number): Runnable {
-    const { metrics, registry } = this.init
+    const { metrics } = this.init
     return {
       id: rule.id,
       order,
@@ -192,13 +199,20 @@ export class RuleRuntime {
       counters: metrics.rule(rule.id),
       lastError: 0,
       metadata: Object.freeze({ rule_id: rule.id }),
-      actions: rule.actions.flatMap(a => {
-        const def = registry.findAction(a.name)
-        if (def === undefined) return []
-        const resourceId = typeof a.params.$resource === 'string' ? a.params.$resource : undefined
-        return [{ id: a.id, def, params: a.params, resourceId, counters: metrics.action(a.id), lastError: 0 }]
-      })
+      actions: this.bind(rule.actions),
+      stopOnFailure: rule.on_action_failed === 'stop'
     }
+  }
+
+  /** The actions (and their fallbacks) whose definitions are known here; others are skipped. */
+  private bind (actions: readonly RuleAction[]): BoundAction[] {
+    const { metrics, registry } = this.init
+    return actions.flatMap(a => {
+      const def = registry.findAction(a.name)
+      if (def === undefined) return []
+      const resourceId = typeof a.params.$resource === 'string' ? a.params.$resource : undefined
+      return [{ id: a.id, def, params: a.params, resourceId, counters: metrics.action(a.id), lastError: 0, fallbacks: this.bind(a.fallbacks ?? []) }]
+    })
   }
 
   /** Runs the rules of `hook` on one event. */
@@ -299,19 +313,44 @@ export class RuleRuntime {
     const jobs = this.queue
     this.queue = []
     for (const job of jobs) {
-      for (const action of job.rule.actions) this.runAction(job, action)
+      if (job.rule.stopOnFailure) this.runInOrder(job, 0)
+      else for (const action of job.rule.actions) this.runAction(job, action, undefined)
     }
   }
 
-  private runAction (job: Job, action: BoundAction): void {
+  /** `on_action_failed = stop`: action `i` of the job's rule, then the next once it succeeded. */
+  private runInOrder (job: Job, i: number): void {
+    const actions = job.rule.actions
+    if (i >= actions.length) return
+    this.runAction(job, actions[i], (ok) => { if (ok) this.runInOrder(job, i + 1) })
+  }
+
+  /**
+   * Runs one action (counted `taken`, then `success` or `failed`); when it fails, its
+   * fallbacks run (each on its own, as with `continue`). `settled` hears the outcome.
+   */
+  private runAction (job: Job, action: BoundAction, settled: ((ok: boolean) => void) | undefined): void {
     const { logger } = this.init
     action.counters.taken++
     const fail = (err: unknown): void => {
       action.counters.failed++
       if (Date.now() - action.lastError > LOG_EVERY_MS) {
         action.lastError = Date.now()
-        logger.warn({ rule_id: job.rule.id, action: action.def.name, action_id: action.id, err: (err as Error)?.message ?? String(err) }, 'rule action failed')
+        logger.warn({
+          rule_id: job.rule.id,
+          action: action.def.name,
+          action_id: action.id,
+          fallbacks: action.fallbacks.length,
+          on_action_failed: job.rule.stopOnFailure ? 'stop' : 'continue',
+          err: (err as Error)?.message ?? String(err)
+        }, 'rule action failed')
       }
+      for (const fallback of action.fallbacks) this.runAction(job, fallback, undefined)
+      settled?.(false)
+    }
+    const succeed = (): void => {
+      action.counters.success++
+      settled?.(true)
     }
     const ctx: ActionContext = {
       logger,
@@ -323,13 +362,15 @@ export class RuleRuntime {
       env: job.env,
       publish: async (message) => await this.publish(message, job.chain, job.rule.id)
     }
+    let result: Promise<void> | void
     try {
-      const result = action.def.run(job.selected, ctx)
-      if (result instanceof Promise) result.then(() => { action.counters.success++ }, fail)
-      else action.counters.success++
+      result = action.def.run(job.selected, ctx)
     } catch (err) {
       fail(err)
+      return
     }
+    if (result instanceof Promise) result.then(succeed, fail)
+    else succeed()
   }
 
   /** Publishes a message marked with the chain of rules it went through (the loop guard). */

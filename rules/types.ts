@@ -165,7 +165,19 @@ export interface RuleAction {
   id: string
   name: string
   params: Record<string, unknown>
+  /**
+   * EMQ X 4.4's `fallbacks`: actions run, with the same selected data, when this one fails
+   * (each with its own id and counters; they may have fallbacks of their own). Absent in
+   * rules stored before Starling had them: none.
+   */
+  fallbacks?: RuleAction[]
 }
+
+/**
+ * EMQ X 4.4's `on_action_failed`: after an action failed (and its fallbacks ran), `continue`
+ * runs the rule's other actions as usual; `stop` skips the actions after it in the list.
+ */
+export type OnActionFailed = 'continue' | 'stop'
 
 /** A rule as stored (spec: Rule). `metrics` are added when it is shown. */
 export interface Rule {
@@ -175,6 +187,8 @@ export interface Rule {
   for: string
   rawsql: string
   actions: RuleAction[]
+  /** Absent in rules stored before Starling had it: `continue`. */
+  on_action_failed?: OnActionFailed
   enabled: boolean
   description: string
   /** When it was created, ms since epoch. */

@@ -3,7 +3,7 @@
  * the counters (`metrics`, EMQ X 4's shape) or the health (`status`).
  */
 import { isCredentialName, maskHeaders, maskUrl, REDACTED as CONFIG_REDACTED, restoreHeaders, restoreUrl } from '../node/config/index.js'
-import type { ActionNodeMetrics, ParamSpecs, Resource, Rule, RuleNodeMetrics } from './types.js'
+import type { ActionNodeMetrics, OnActionFailed, ParamSpecs, Resource, Rule, RuleAction, RuleNodeMetrics } from './types.js'
 
 /** Every node's counters, as the `rules.metrics` node operation answers them. */
 export interface NodeRuleMetrics {
@@ -12,12 +12,14 @@ export interface NodeRuleMetrics {
   actions: Record<string, ActionNodeMetrics>
 }
 
-/** An action of a rule as shown: its counters on every node added. */
+/** An action of a rule as shown: its counters on every node added, its fallbacks shown alike. */
 export interface RuleActionView {
   id: string
   name: string
   params: Record<string, unknown>
   metrics: ActionNodeMetrics[]
+  /** EMQ X 4.4's: the actions run when this one fails (`[]` when none). */
+  fallbacks: RuleActionView[]
 }
 
 /** A rule as shown (spec: Rule, plus `metrics` per node). */
@@ -27,6 +29,7 @@ export interface RuleView {
   for: string
   rawsql: string
   actions: RuleActionView[]
+  on_action_failed: OnActionFailed
   enabled: boolean
   description: string
   metrics: RuleNodeMetrics[]
@@ -50,17 +53,20 @@ export interface ResourceView {
  */
 export function ruleView (rule: Rule, perNode: NodeRuleMetrics[], specsOf: (action: string) => ParamSpecs | undefined = () => undefined): RuleView {
   const zero = (node: string): RuleNodeMetrics => ({ node, matched: 0, speed: 0, speed_max: 0, speed_last5m: 0, failed: 0 })
+  const shown = (actions: readonly RuleAction[]): RuleActionView[] => actions.map(a => ({
+    id: a.id,
+    name: a.name,
+    params: maskParams(a.params, specsOf(a.name)),
+    metrics: perNode.flatMap(m => m.actions[a.id] ?? []),
+    fallbacks: shown(a.fallbacks ?? [])
+  }))
   return {
     id: rule.id,
     ...(rule.name !== undefined ? { name: rule.name } : {}),
     for: rule.for,
     rawsql: rule.rawsql,
-    actions: rule.actions.map(a => ({
-      id: a.id,
-      name: a.name,
-      params: maskParams(a.params, specsOf(a.name)),
-      metrics: perNode.flatMap(m => m.actions[a.id] ?? [])
-    })),
+    actions: shown(rule.actions),
+    on_action_failed: rule.on_action_failed ?? 'continue',
     enabled: rule.enabled,
     description: rule.description,
     metrics: perNode.map(m => m.rules[rule.id] ?? zero(m.node))

@@ -1,14 +1,15 @@
 /**
  * `/api/v3/actions`, `/api/v3/resource_types` and `/api/v3/resources` (spec: Rule engine:
- * actions and resource types, resources). Actions and resource types are read-only (defined
- * by code); resources are created with `{name?, type, config, description?}`, changed with
- * `{config?, description?}` and deleted unless a rule uses them. Thin: the work is in
+ * actions and resource types, resources), and EMQ X 4.4's `/resource_status/:id` and
+ * `/rule_events`. Actions and resource types are read-only (defined by code); resources are
+ * created with `{name?, type, config, description?}`, changed with `{config?, description?}`,
+ * restarted (`POST /resources/:id`) and deleted unless a rule uses them. Thin: the work is in
  * rules/rule-ops.ts.
  */
 import { defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
 import {
-  actionsOfType, createResource, deleteResource, listActions, listResources, listResourceTypes, resourcesOfType,
-  showAction, showResource, showResourceType, updateResource, type ResourceInput, type ResourcePatch
+  actionsOfType, createResource, deleteResource, listActions, listRuleEvents, listResources, listResourceTypes, resourcesOfType,
+  resourceStatus, restartResource, showAction, showResource, showResourceType, updateResource, type ResourceInput, type ResourcePatch
 } from '../../rules/rule-ops.js'
 
 const RESOURCE_BODY: JsonSchema = {
@@ -109,6 +110,30 @@ export const RULE_ENGINE_ROUTES: RouteDef[] = defineRoutes([
       const { config, description } = req.body as ResourcePatch
       return { data: await updateResource(req.rules, req.params.id, { config, description }) }
     }
+  },
+  {
+    name: 'start_resource',
+    method: 'POST',
+    path: '/resources/:id',
+    descr: 'Restart a resource on every node (reconnect), once its backend answers from this node',
+    handler: async (req) => {
+      const failed = await restartResource(req.rules, req.params.id)
+      return failed.length === 0 ? undefined : { data: null, failed }
+    }
+  },
+  {
+    name: 'get_resource_status',
+    method: 'GET',
+    path: '/resource_status/:id',
+    descr: 'The health of a resource on this node, checked now',
+    handler: async (req) => ({ data: await resourceStatus(req.rules, req.params.id) })
+  },
+  {
+    name: 'list_events',
+    method: 'GET',
+    path: '/rule_events',
+    descr: 'List the events a rule can hang on, with their columns',
+    handler: () => ({ data: listRuleEvents() })
   },
   {
     name: 'delete_resource',

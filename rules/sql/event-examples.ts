@@ -122,6 +122,11 @@ function specExample (event: string, x: ExampleInputs): Record<string, unknown> 
   }
 }
 
+/** The EMQ X 4 example columns of event `eventName` (`message.publish`, `session.subscribed` ...). */
+export function emqx4ExampleColumns (eventName: string, inputs: ExampleInputs): Record<string, unknown> {
+  return emqxExample(eventName, inputs)
+}
+
 /**
  * The example columns of the event `source` names, in `dialect`'s names. Keys whose value
  * is undefined (EMQ X's `undefined`) are present but empty.

@@ -66,6 +66,11 @@ describe('starling-ctl resources and rules', () => {
     expect((await ctl('resources', 'list', '-t', 'built_in')).out).toBe('')
     const show = await ctl('resources', 'show', id)
     expect(show.out).toContain(`, status=[{"node":"${node.name}","is_alive":false}], description='my hook')`)
+    // EMQ X 4.4's resources update: a new config and/or description
+    expect(await ctl('resources', 'update', id, '-c', '{"url":"http://127.0.0.1:2/y"}', '-d', 'moved')).toEqual({ code: 0, out: 'Resource update successfully\n', err: '' })
+    expect(node.rules.resources.get(id)).toMatchObject({ config: { url: 'http://127.0.0.1:2/y' }, description: 'moved' })
+    expect((await ctl('resources', 'update', id, '-c', '{"url":7}')).err).toMatch(/parameter url/)
+    expect((await ctl('resources', 'update', 'nope', '-d', 'x')).err).toBe('resource nope not found\n')
     expect(await ctl('resources', 'delete', id)).toEqual({ code: 0, out: 'ok\n', err: '' })
     expect((await ctl('resources', 'list')).out).toBe('')
   })
@@ -95,8 +100,8 @@ describe('starling-ctl resources and rules', () => {
     await waitFor(() => node.rules.actionMetrics(actionId).success === 1, 'the action counted')
     expect((await ctl('rules', 'show', id)).out).toBe(
       `rule(id='${id}', for='message.publish', rawsql='SELECT payload FROM "ctl/in"', ` +
-      `actions=[{"id":"${actionId}","name":"republish","params":{"target_topic":"ctl/out","target_qos":0,"target_retain":false,"payload_tmpl":"\${payload}"},"metrics":[{"node":"${node.name}","taken":1,"success":1,"failed":0}]}], ` +
-      `metrics=[{"node":"${node.name}","matched":1,"speed":0,"speed_max":0,"speed_last5m":0,"failed":0}], enabled='true', description='from the CLI')\n`)
+      `actions=[{"id":"${actionId}","name":"republish","params":{"target_topic":"ctl/out","target_qos":0,"target_retain":false,"payload_tmpl":"\${payload}"},"metrics":[{"node":"${node.name}","taken":1,"success":1,"failed":0}],"fallbacks":[]}], ` +
+      `on_action_failed='continue', metrics=[{"node":"${node.name}","matched":1,"speed":0,"speed_max":0,"speed_last5m":0,"failed":0}], enabled='true', description='from the CLI')\n`)
     expect(show.code).toBe(0)
     expect((await ctl('rules', 'list')).out).toContain(`rule(id='${id}'`)
     expect(JSON.parse((await ctl('rules', 'show', id, '--json')).out)).toMatchObject({ id, enabled: true })
@@ -105,6 +110,9 @@ describe('starling-ctl resources and rules', () => {
     expect(node.rules.rules.get(id)).toMatchObject({ enabled: false, description: 'off' })
     expect((await ctl('rules', 'update', id, '-s', 'SELECT * FROM "client.connected"', '-a', '[{"name":"do_nothing"}]')).code).toBe(0)
     expect(node.rules.rules.get(id)).toMatchObject({ for: 'client.connected', actions: [{ name: 'do_nothing' }] })
+    // EMQ X 4.4's -g and fallbacks
+    expect((await ctl('rules', 'update', id, '-g', 'stop', '-a', '[{"name":"do_nothing","fallbacks":[{"name":"inspect"}]}]')).code).toBe(0)
+    expect((await ctl('rules', 'show', id)).out).toMatch(/actions=\[\{"id":"do_nothing_\w+_0","name":"do_nothing","params":\{\},"metrics":\[.*\],"fallbacks":\[\{"id":"inspect_\w+_0_f_0","name":"inspect","params":\{\},"metrics":\[.*\],"fallbacks":\[\]\}\]\}\], on_action_failed='stop', /)
     expect(await ctl('rules', 'delete', id)).toEqual({ code: 0, out: 'ok\n', err: '' })
     expect((await ctl('rules', 'list')).out).toBe('')
   })
@@ -114,6 +122,7 @@ describe('starling-ctl resources and rules', () => {
     expect((await ctl('rules', 'create', 'SELECT * FROM "t"', '[{"name":"nope"}]')).err).toMatch(/^unknown action nope; known actions: /)
     expect((await ctl('rules', 'create', 'SELECT * FROM "t"', 'not json')).err).toMatch(/^actions is not JSON: /)
     expect((await ctl('rules', 'create', 'SELECT * FROM "t"', '[]', '-e', 'maybe')).err).toBe('--enabled must be true or false, got maybe\n')
+    expect((await ctl('rules', 'create', 'SELECT * FROM "t"', '[]', '-g', 'later')).err).toBe('parameter on_action_failed must be continue or stop, got "later"\n')
     expect(await ctl('rules', 'show', 'rule:nope')).toEqual({ code: 1, out: '', err: 'rule rule:nope not found\n' })
     expect((await ctl('rules', 'delete', 'rule:nope')).code).toBe(1)
     expect((await ctl('rules', 'update', 'rule:nope', '-e', 'true')).code).toBe(1)
