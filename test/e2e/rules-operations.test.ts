@@ -228,5 +228,9 @@ describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
       expect([e.event, tested.body.code]).toEqual([e.event, 0])
       for (const column of Object.keys(e.test_columns)) expect([e.event, e.columns]).toEqual([e.event, expect.arrayContaining([column])])
     }
+    // EMQ X 4.4's later events Starling's hooks bus has not: not listed, and no rule can name one
+    const connack = await api('POST', '/rules?test=true', { rawsql: 'SELECT * FROM "$events/client_connack"', ctx: {} })
+    expectError(connack, 102, 400)
+    expect(connack.body.message).toMatch(/unknown event "\$events\/client_connack"/)
   })
 })
