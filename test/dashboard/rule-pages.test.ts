@@ -2,8 +2,9 @@
  * The rule engine pages in a real browser (headless Chromium) against a real node: a rule
  * created through the form (the SQL editor, the tester with a context, a republish action
  * from the action picker) fires for an mqtt.js client and shows its hit on the Rules list,
- * then is disabled and deleted; a web_hook resource created on the Resources page against a
- * local HTTP server, and one created inline from the action picker; an avro schema created,
+ * then is disabled and deleted; a rule with a fallback and on_action_failed made and edited in
+ * the form, its metrics reset from the list; a web_hook resource created on the Resources page
+ * against a local HTTP server, one created inline from the action picker, one reconnected; an avro schema created,
  * viewed and deleted; every page visited with no console error (CSP violations included),
  * no failed request and a screenshot.
  */
@@ -13,6 +14,7 @@ import mqtt, { type MqttClient } from 'mqtt'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { describeWithBrowser, launchBrowser, openPage, screenshot, type PageProblems } from '../helpers/browser.js'
 import { signInAsAdmin, startDashNode, type DashNode } from '../helpers/dashboard.js'
+import { apiRequest } from '../helpers/node.js'
 
 describeWithBrowser('the dashboard in a browser: rule engine pages', () => {
   let browser: Browser
@@ -172,6 +174,71 @@ describeWithBrowser('the dashboard in a browser: rule engine pages', () => {
     await page.getByRole('button', { name: 'Delete sensor' }).click()
     await page.getByRole('dialog', { name: 'Delete schema' }).getByRole('button', { name: 'Delete' }).click()
     await page.getByText('No schema yet.').waitFor()
+    expect(watch.problems).toEqual([])
+  }, 60_000)
+
+  it('adds a fallback and on_action_failed in the form, keeps them when the rule is edited, and resets its metrics from the list', async () => {
+    await page.goto('/#/rules/new')
+    await page.getByRole('heading', { name: 'New rule' }).waitFor()
+    await setSql(page, page.getByRole('textbox', { name: 'SQL' }), 'SELECT payload FROM "fb/#"')
+    await page.getByRole('button', { name: 'Add action' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Add an action' })
+    await dialog.getByLabel('Action', { exact: true }).selectOption('republish')
+    await dialog.getByLabel('Target Topic').fill('fb-out/1')
+    await dialog.getByRole('button', { name: 'Add action' }).click()
+    await page.getByRole('button', { name: 'Add a fallback to action 1 (republish)' }).click()
+    const fallback = page.getByRole('dialog', { name: 'Add a fallback' })
+    await fallback.getByLabel('Action', { exact: true }).selectOption('inspect')
+    await fallback.getByRole('button', { name: 'Add action' }).click()
+    await page.getByRole('table', { name: 'Actions of the rule' }).getByText('if it fails: inspect').waitFor()
+    await page.getByLabel('When an action fails').selectOption('stop')
+    await screenshot(page, 'rule-edit-fallback')
+    await page.getByRole('button', { name: 'Create rule' }).click()
+    await page.waitForURL(url => url.hash === '#/rules')
+    const row = page.getByRole('table', { name: 'Rules' }).getByRole('row').filter({ hasText: 'fb/#' })
+    await row.waitFor()
+    const id = (await row.getAttribute('data-rule'))!
+    const stored = async (): Promise<any> => (await apiRequest(n.node, `/rules/${encodeURIComponent(id)}`)).data
+    expect(await stored()).toMatchObject({ on_action_failed: 'stop', actions: [{ name: 'republish', fallbacks: [{ name: 'inspect', fallbacks: [] }] }] })
+
+    // edited (the action itself changed): the fallback and on_action_failed stay
+    await page.getByRole('link', { name: `Edit ${id}` }).click()
+    await page.getByRole('table', { name: 'Actions of the rule' }).getByText('if it fails: inspect').waitFor()
+    await page.getByRole('button', { name: 'Edit action 1 (republish)' }).click()
+    await page.getByRole('dialog', { name: 'Edit the action' }).getByLabel('Target Topic').fill('fb-out/2')
+    await page.getByRole('dialog', { name: 'Edit the action' }).getByRole('button', { name: 'Save action' }).click()
+    expect(await page.getByLabel('When an action fails').inputValue()).toBe('stop')
+    await page.getByRole('button', { name: 'Save rule' }).click()
+    await page.waitForURL(url => url.hash === '#/rules')
+    expect(await stored()).toMatchObject({ on_action_failed: 'stop', actions: [{ params: { target_topic: 'fb-out/2' }, fallbacks: [{ name: 'inspect' }] }] })
+
+    // a hit, then Reset metrics: back to zero on the list
+    const client = mqtt.connect({ host: '127.0.0.1', port: n.node.port('mqtt:tcp'), reconnectPeriod: 0 })
+    clients.push(client)
+    await new Promise<void>((resolve, reject) => { client.once('connect', () => resolve()); client.once('error', reject) })
+    await client.publishAsync('fb/1', 'x')
+    await row.getByText(/matched\s+1\b/).waitFor({ timeout: 15_000 })
+    await page.getByRole('button', { name: `Reset the metrics of ${id}` }).click()
+    await page.getByText(`Metrics of rule ${id} reset`).waitFor()
+    await row.getByText(/matched\s+0\b/).waitFor()
+    expect((await stored()).metrics[0].matched).toBe(0)
+    await page.getByRole('button', { name: `Delete ${id}` }).click()
+    await page.getByRole('dialog', { name: 'Delete rule' }).getByRole('button', { name: 'Delete' }).click()
+    await row.waitFor({ state: 'detached' })
+    expect(watch.problems).toEqual([])
+  }, 60_000)
+
+  it('reconnects a resource from the Resources page', async () => {
+    expect((await apiRequest(n.node, '/resources', 'POST', { name: 'rc', type: 'web_hook', config: { url: hookUrl } })).code).toBe(0)
+    await page.goto('/#/resources')
+    const row = page.getByRole('table', { name: 'Resources' }).getByRole('row').filter({ hasText: 'web_hook:rc' })
+    await row.getByText('alive', { exact: true }).waitFor()
+    await page.getByRole('button', { name: 'Reconnect web_hook:rc' }).click()
+    await page.getByText('Resource web_hook:rc reconnected').waitFor()
+    await row.getByText('alive', { exact: true }).waitFor()
+    await page.getByRole('button', { name: 'Delete web_hook:rc' }).click()
+    await page.getByRole('dialog', { name: 'Delete resource' }).getByRole('button', { name: 'Delete' }).click()
+    await page.getByText('No resource yet.').waitFor()
     expect(watch.problems).toEqual([])
   }, 60_000)
 

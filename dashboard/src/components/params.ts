@@ -67,5 +67,5 @@ export interface ActionInfo {
   params: ParamSpecs
 }
 
-/** A rule's action as the rule holds it. */
-export interface RuleAction { id?: string, name: string, params: Record<string, unknown> }
+/** A rule's action as the rule holds it, with the actions run when it fails (EMQ X 4.4's `fallbacks`). */
+export interface RuleAction { id?: string, name: string, params: Record<string, unknown>, fallbacks?: RuleAction[] }
