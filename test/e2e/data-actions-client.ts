@@ -1,10 +1,11 @@
 /**
  * What the data-integration suites (test/e2e/data-*.test.ts, data-sql-suite.ts) ask of a node
  * over its API, and their polling: a resource's `is_alive` per node, an action's metrics summed
- * over the nodes.
+ * over the nodes; the two-node cluster and the lifecycle a suite runs it in.
  */
-import type { ApiCall } from './api-actions-client.js'
-import { startTestNode, type TestNode } from '../helpers/node.js'
+import { apiOf, type ApiCall } from './api-actions-client.js'
+import { closeClients, startTestNode, type TestNode } from '../helpers/node.js'
+import type { ServerProcess } from '../helpers/servers/index.js'
 
 /** An action's counters, summed over the nodes. */
 export interface ActionTotals { taken: number, success: number, failed: number }
@@ -46,4 +47,47 @@ export async function startDataCluster (prefix: string, plugin: string): Promise
 export async function clearRulesAndResources (api: ApiCall): Promise<void> {
   for (const rule of (await api('GET', '/rules')).body.data) await api('DELETE', `/rules/${rule.id as string}`)
   for (const res of (await api('GET', '/resources')).body.data) await api('DELETE', `/resources/${res.id as string}`)
+}
+
+/** What {@link useDataCluster} hands a suite: its server and nodes once started, and each node's API. */
+export interface DataCluster<S extends ServerProcess> {
+  readonly server: S
+  readonly n1: TestNode
+  readonly n2: TestNode
+  /** The API of the first node, of the second. */
+  readonly api: ApiCall
+  readonly api2: ApiCall
+}
+
+/**
+ * The lifecycle of a data suite (call inside its `describe`): the server (`start`) and a
+ * {@link startDataCluster} before all; after each test the clients closed, a killed server
+ * restarted and the rules and resources cleared; after all, everything stopped.
+ */
+export function useDataCluster<S extends ServerProcess> (prefix: string, plugin: string, start: () => Promise<S>): DataCluster<S> {
+  let server: S | undefined
+  let nodes: [TestNode, TestNode] | undefined
+  const started = <T>(value: T | undefined): T => { if (value === undefined) throw new Error('the data cluster has not started'); return value }
+  const cluster: DataCluster<S> = {
+    get server () { return started(server) },
+    get n1 () { return started(nodes)[0] },
+    get n2 () { return started(nodes)[1] },
+    api: apiOf(() => cluster.n1),
+    api2: apiOf(() => cluster.n2)
+  }
+  beforeAll(async () => {
+    server = await start()
+    nodes = await startDataCluster(prefix, plugin)
+  }, 60_000)
+  afterEach(async () => {
+    await closeClients()
+    if (server !== undefined && server.pid === undefined) await server.restart()
+    await clearRulesAndResources(cluster.api)
+  })
+  afterAll(async () => {
+    await nodes?.[1].destroy()
+    await nodes?.[0].destroy()
+    await server?.close()
+  })
+  return cluster
 }

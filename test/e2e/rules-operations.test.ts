@@ -6,39 +6,22 @@
  * node, `PUT /resources/:id` restarting every node's instance with the new config,
  * `POST /resources/:id` (restart: reconnect), `GET /resource_status/:id` and `GET /rule_events`.
  */
-import { closeClients, collect, connect, payloads, waitFor, type TestNode } from '../helpers/node.js'
-import { apiOf, expectError } from './api-actions-client.js'
-import { clearRulesAndResources, resourceStatus, startDataCluster, until } from './data-actions-client.js'
-import { describeWithServer, startRedis, type RedisServer } from '../helpers/servers/index.js'
+import { collect, connect, payloads, waitFor } from '../helpers/node.js'
+import { expectError } from './api-actions-client.js'
+import { resourceStatus, until, useDataCluster } from './data-actions-client.js'
+import { describeWithServer, startRedis } from '../helpers/servers/index.js'
 
 const PLUGIN = 'svc_backend_redis'
 const SQL = 'SELECT clientid, payload FROM "sensors/#"'
 
 describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
-  let server: RedisServer
-  let n1: TestNode, n2: TestNode
-  const api = apiOf(() => n1)
-  const api2 = apiOf(() => n2)
+  const d = useDataCluster('ops', PLUGIN, async () => await startRedis())
+  const { api, api2 } = d
   let run = 0
-
-  beforeAll(async () => {
-    server = await startRedis()
-    ;[n1, n2] = await startDataCluster('ops', PLUGIN)
-  }, 60_000)
-  afterEach(async () => {
-    await closeClients()
-    if (server.pid === undefined) await server.restart()
-    await clearRulesAndResources(api)
-  })
-  afterAll(async () => {
-    await n2?.destroy()
-    await n1?.destroy()
-    await server?.close()
-  })
 
   /** A `backend_redis_single` resource on the test's Redis; its id. */
   async function redisResource (extra: Record<string, unknown> = {}): Promise<string> {
-    const created = await api('POST', '/resources', { name: `ops${++run}`, type: 'backend_redis_single', config: { server: `${server.host}:${server.port}`, ...extra } })
+    const created = await api('POST', '/resources', { name: `ops${++run}`, type: 'backend_redis_single', config: { server: `${d.server.host}:${d.server.port}`, ...extra } })
     expect([created.body.code, created.body.message]).toEqual([0, undefined])
     return created.body.data.id as string
   }
@@ -48,7 +31,7 @@ describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
   const republish = (topic: string): Record<string, unknown> => ({ name: 'republish', params: { target_topic: topic, payload_tmpl: '${payload}' } })
 
   async function list (key: string, db = 0): Promise<string[]> {
-    const c = await server.connect()
+    const c = await d.server.connect()
     try {
       await c.select(db)
       return await c.lrange(key, 0, -1)
@@ -84,10 +67,10 @@ describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
       expect(rule.actions[0].fallbacks[0].id).not.toBe(rule.actions[1].id)
       const id = rule.id as string
 
-      const sub = await connect(n2, { clientId: 'watcher' })
+      const sub = await connect(d.n2, { clientId: 'watcher' })
       const seen = collect(sub)
       await sub.subscribeAsync({ 'fallback/#': { qos: 1 }, 'after/#': { qos: 1 } })
-      const pub = await connect(n1, { clientId: 'dev1' })
+      const pub = await connect(d.n1, { clientId: 'dev1' })
 
       // Redis up: written, no fallback, the next action runs
       await pub.publishAsync('sensors/dev1', 'r1', { qos: 1 })
@@ -95,7 +78,7 @@ describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
       expect(await list('readings')).toEqual(['r1'])
 
       // Redis down: the write fails, its fallback republishes, stop skips the action after it
-      await server.kill()
+      await d.server.kill()
       await pub.publishAsync('sensors/dev1', 'r2', { qos: 1 })
       await waitFor(() => payloads(seen, 'fallback/dev1').length === 1, 'the fallback\'s fallback/dev1', 15_000)
       expect(payloads(seen, 'fallback/dev1')).toEqual(['r2'])
@@ -139,8 +122,8 @@ describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
 
   it('PUT /rules/:id/reset_metrics sets the rule\'s and its actions\' counters to zero on every node', async () => {
     const rule = (await api('POST', '/rules', { rawsql: SQL, actions: [republish('copy/${clientid}')] })).body.data
-    const p1 = await connect(n1, { clientId: 'a1' })
-    const p2 = await connect(n2, { clientId: 'a2' })
+    const p1 = await connect(d.n1, { clientId: 'a1' })
+    const p2 = await connect(d.n2, { clientId: 'a2' })
     await p1.publishAsync('sensors/a1', 'x', { qos: 1 })
     await p2.publishAsync('sensors/a2', 'y', { qos: 1 })
     const counts = async (): Promise<unknown> => {
@@ -163,11 +146,11 @@ describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
   it('PUT /resources/:id restarts every node\'s instance with the new config', async () => {
     const resource = await redisResource()
     await api('POST', '/rules', { rawsql: SQL, actions: [redisAction(resource, 'moved')] })
-    const changed = await api('PUT', `/resources/${resource}`, { config: { server: `${server.host}:${server.port}`, database: 1 }, description: 'db 1' })
+    const changed = await api('PUT', `/resources/${resource}`, { config: { server: `${d.server.host}:${d.server.port}`, database: 1 }, description: 'db 1' })
     expect(changed.body.data).toMatchObject({ config: { database: 1 }, description: 'db 1' })
     await until(async () => Object.values(await resourceStatus(api, resource)).every(Boolean), 'alive on both nodes')
-    await (await connect(n1, { clientId: 'm1' })).publishAsync('sensors/m1', 'from-n1', { qos: 1 })
-    await (await connect(n2, { clientId: 'm2' })).publishAsync('sensors/m2', 'from-n2', { qos: 1 })
+    await (await connect(d.n1, { clientId: 'm1' })).publishAsync('sensors/m1', 'from-n1', { qos: 1 })
+    await (await connect(d.n2, { clientId: 'm2' })).publishAsync('sensors/m2', 'from-n2', { qos: 1 })
     await until(async () => (await list('moved', 1)).length === 2, 'both writes in database 1')
     expect((await list('moved', 1)).sort()).toEqual(['from-n1', 'from-n2'])
     expect(await list('moved', 0)).toEqual([])
@@ -182,9 +165,9 @@ describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
     expect((await api2('GET', `/resource_status/${resource}`)).body).toEqual({ code: 0, data: { is_alive: true } })
     expectError(await api('GET', '/resource_status/backend_redis_single:nope'), 102, 404)
 
-    await server.kill()
-    const p1 = await connect(n1, { clientId: 's1' })
-    const p2 = await connect(n2, { clientId: 's2' })
+    await d.server.kill()
+    const p1 = await connect(d.n1, { clientId: 's1' })
+    const p2 = await connect(d.n2, { clientId: 's2' })
     await p1.publishAsync('sensors/s1', 'lost-1', { qos: 1 })
     await p2.publishAsync('sensors/s2', 'lost-2', { qos: 1 })
     await until(async () => {
@@ -197,7 +180,7 @@ describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
     expectError(refused, 102, 400)
     expect(refused.body.message).toMatch(/^resource type backend_redis_single: cannot connect: .*; start the server or correct the config$/)
 
-    await server.restart()
+    await d.server.restart()
     // the server is back, but the instances do not reconnect by themselves
     expect(await resourceStatus(api, resource)).toEqual({ 'ops1@127.0.0.1': false, 'ops2@127.0.0.1': false })
     expect((await api2('POST', `/resources/${resource}`)).body).toEqual({ code: 0 })
