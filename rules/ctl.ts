@@ -131,6 +131,16 @@ export const RULE_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
     args: [RESOURCE_ID],
     render: formatResource
   }),
+  defineCommand<string>({
+    words: ['resources', 'test'],
+    description: 'Check a resource as create would, whether its server answers included, creating nothing',
+    args: [{ name: 'type', description: 'the resource type, e.g. backend_pgsql' }],
+    options: [
+      { flags: '-c, --resource-config <config>', description: 'the config as JSON' },
+      DESCR
+    ],
+    render: () => 'Test creating resource successfully (dry-run)\n'
+  }),
   defineCommand<ResourceView>({
     words: ['resources', 'update'],
     description: 'Change the config and/or description of a resource (its instance restarts with them on every node)',

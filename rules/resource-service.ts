@@ -102,20 +102,7 @@ export class ResourceService {
   /** Checks and stores a new resource. */
   async create (input: ResourceInput): Promise<Resource> {
     return await this.serial(async () => {
-      if (input.type === undefined || input.type === '') throw new MissingParameterError('missing parameter type (a resource type, e.g. web_hook)')
-      if (typeof input.type !== 'string') throw new WrongTypeError('parameter type must be a string')
-      const def = this.init.registry.findResourceType(input.type)
-      if (def === undefined) {
-        const known = this.init.registry.resourceTypes().map(t => t.name).join(', ')
-        throw new RefusedError(`unknown resource type ${input.type}; known types: ${known}`)
-      }
-      const name = input.name
-      if (name !== undefined && (typeof name !== 'string' || !NAME_PATTERN.test(name))) {
-        throw new WrongTypeError(`resource name must be 1 to 128 characters without spaces, '/' or ':', got ${JSON.stringify(name)}`)
-      }
-      if (input.description !== undefined && typeof input.description !== 'string') throw new WrongTypeError('parameter description must be a string')
-      const config = checkParams(def.params, input.config ?? {}, `resource type ${def.name} config`)
-      def.checkConfig?.(config)
+      const { def, config, name } = this.checkInput(input)
       const id = name !== undefined ? `${def.name}:${name}` : this.newId()
       if (this.resources.has(id)) throw new RefusedError(`resource ${id} already exists; delete it first or choose another name`)
       await this.probe(def, config)
@@ -133,6 +120,35 @@ export class ResourceService {
       this.init.changed?.(id, resource)
       return resource
     })
+  }
+
+  /**
+   * `POST /resources?test=true` (EMQ X 4.4's test_resource, a dry run): what a create checks,
+   * the type, the config and whether this node reaches the server (102 naming why not);
+   * nothing is stored and nothing opened on any node.
+   */
+  async test (input: ResourceInput): Promise<void> {
+    const { def, config } = this.checkInput(input)
+    await this.probe(def, config)
+  }
+
+  /** A create's input checked: its type's definition, its config with defaults, its name. */
+  private checkInput (input: ResourceInput): { def: ResourceTypeDefinition, config: Record<string, unknown>, name: string | undefined } {
+    if (input.type === undefined || input.type === '') throw new MissingParameterError('missing parameter type (a resource type, e.g. web_hook)')
+    if (typeof input.type !== 'string') throw new WrongTypeError('parameter type must be a string')
+    const def = this.init.registry.findResourceType(input.type)
+    if (def === undefined) {
+      const known = this.init.registry.resourceTypes().map(t => t.name).join(', ')
+      throw new RefusedError(`unknown resource type ${input.type}; known types: ${known}`)
+    }
+    const name = input.name
+    if (name !== undefined && (typeof name !== 'string' || !NAME_PATTERN.test(name))) {
+      throw new WrongTypeError(`resource name must be 1 to 128 characters without spaces, '/' or ':', got ${JSON.stringify(name)}`)
+    }
+    if (input.description !== undefined && typeof input.description !== 'string') throw new WrongTypeError('parameter description must be a string')
+    const config = checkParams(def.params, input.config ?? {}, `resource type ${def.name} config`)
+    def.checkConfig?.(config)
+    return { def, config, name }
   }
 
   /**

@@ -187,6 +187,14 @@ export async function createResource ({ engine }: Engine, input: ResourceInput):
 }
 
 /**
+ * `POST /resources?test=true`, `resources test` (EMQ X 4.4's dry run): the checks of a create,
+ * the probe included; nothing is stored.
+ */
+export async function testResource ({ engine }: Engine, input: ResourceInput): Promise<void> {
+  await engine.resources.test(input)
+}
+
+/**
  * `PUT /resources/:id`: a new config and/or description; a secret sent back as shown
  * (`******`, masked URL and header parts) keeps its stored value. 404 when unknown.
  */
@@ -315,6 +323,10 @@ function ruleControlHandlers (ops: RuleOpsComponents): ControlHandlers {
       config: jsonArg(options.resourceConfig, '-c'),
       description: textArg(options.descr)
     }),
+    'resources test': async ({ args, options }) => {
+      await testResource(ops, { type: args[0], config: jsonArg(options.resourceConfig, '-c') ?? {}, description: textArg(options.descr) })
+      return 'ok'
+    },
     'resources list': ({ options }) => listResources(ops, textArg(options.type)),
     'resources show': async ({ args }) => await showResource(ops, args[0]),
     'resources delete': async ({ args }) => { await deleteResource(ops, args[0]); return 'ok' },

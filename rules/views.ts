@@ -32,6 +32,8 @@ export interface RuleView {
   on_action_failed: OnActionFailed
   enabled: boolean
   description: string
+  /** When it was created, ms since epoch (EMQ X 4.4 shows it). */
+  created_at: number
   metrics: RuleNodeMetrics[]
 }
 
@@ -69,6 +71,7 @@ export function ruleView (rule: Rule, perNode: NodeRuleMetrics[], specsOf: (acti
     on_action_failed: rule.on_action_failed ?? 'continue',
     enabled: rule.enabled,
     description: rule.description,
+    created_at: rule.created_at,
     metrics: perNode.map(m => m.rules[rule.id] ?? zero(m.node))
   }
 }

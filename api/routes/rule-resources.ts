@@ -9,7 +9,7 @@
 import { defineRoutes, type JsonSchema, type RouteDef } from '../route-table.js'
 import {
   actionsOfType, createResource, deleteResource, listActions, listRuleEvents, listResources, listResourceTypes, resourcesOfType,
-  resourceStatus, restartResource, showAction, showResource, showResourceType, updateResource, type ResourceInput, type ResourcePatch
+  resourceStatus, restartResource, showAction, testResource, showResource, showResourceType, updateResource, type ResourceInput, type ResourcePatch
 } from '../../rules/rule-ops.js'
 
 const RESOURCE_BODY: JsonSchema = {
@@ -79,10 +79,11 @@ export const RULE_ENGINE_ROUTES: RouteDef[] = defineRoutes([
     name: 'create_resource',
     method: 'POST',
     path: '/resources',
-    descr: 'Create a resource',
+    descr: 'Create a resource (with ?test=true: check it and whether its server answers, storing nothing)',
     body: RESOURCE_BODY,
     handler: async (req) => {
       const { name, type, config, description } = req.body as ResourceInput
+      if (req.query.test === 'true') { await testResource(req.rules, { name, type, config, description }); return undefined }
       return { data: await createResource(req.rules, { name, type, config, description }) }
     }
   },

@@ -75,6 +75,12 @@ describe('starling-ctl resources and rules', () => {
     expect((await ctl('resources', 'list')).out).toBe('')
   })
 
+  it('tests a resource without creating it (EMQ X 4.4\'s resources test)', async () => {
+    expect(await ctl('resources', 'test', 'web_hook', '-c', '{"url":"http://127.0.0.1:1/x"}')).toEqual({ code: 0, out: 'Test creating resource successfully (dry-run)\n', err: '' })
+    expect((await ctl('resources', 'test', 'web_hook')).err).toMatch(/^resource type web_hook config: missing parameter url/)
+    expect(node.rules.resources.list()).toEqual([])
+  })
+
   it('refuses bad resources with the reason, changing nothing', async () => {
     expect(await ctl('resources', 'create', 'web_hook')).toEqual({ code: 1, out: '', err: 'resource type web_hook config: missing parameter url (The URL of the server (http:// or https://))\n' })
     expect((await ctl('resources', 'create', 'web_hook', '-c', '{url:')).err).toMatch(/^-c is not JSON: /)

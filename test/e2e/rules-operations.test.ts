@@ -143,6 +143,16 @@ describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
     expectError(await api('PUT', '/rules/rule:nope/reset_metrics'), 102, 404)
   })
 
+  it('POST /resources?test=true checks a resource and whether its server answers, storing nothing', async () => {
+    const config = { server: `${d.server.host}:${d.server.port}` }
+    expect((await api('POST', '/resources?test=true', { type: 'backend_redis_single', config })).body).toEqual({ code: 0 })
+    const down = await api('POST', '/resources?test=true', { type: 'backend_redis_single', config: { server: '127.0.0.1:1' } })
+    expectError(down, 102, 400)
+    expect(down.body.message).toMatch(/^resource type backend_redis_single: cannot connect: /)
+    expectError(await api('POST', '/resources?test=true', { type: 'backend_redis_single', config: { ...config, database: 'x' } }), 108, 400)
+    expect((await api('GET', '/resources')).body.data).toEqual([])
+  })
+
   it('PUT /resources/:id restarts every node\'s instance with the new config', async () => {
     const resource = await redisResource()
     await api('POST', '/rules', { rawsql: SQL, actions: [redisAction(resource, 'moved')] })
