@@ -111,6 +111,18 @@ describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
       expect((await api('GET', '/rules')).body.data).toEqual(before)
     })
 
+    it('shows a fallback\'s credentials masked and keeps them when the rule is sent back as shown', async () => {
+      const hook = (await api('POST', '/resources', { name: 'fbhook', type: 'web_hook', config: { url: 'http://127.0.0.1:1/x' } })).body.data.id as string
+      const fallback = { name: 'data_to_webserver', params: { $resource: hook, headers: { authorization: 'Bearer fb-secret', 'content-type': 'application/json' } } }
+      const created = await api('POST', '/rules', { rawsql: SQL, actions: [{ name: 'do_nothing', fallbacks: [fallback] }] })
+      expect(JSON.stringify(created.body)).not.toContain('fb-secret')
+      const id = created.body.data.id as string
+      const shown = (await api('GET', `/rules/${id}`)).body.data
+      expect(shown.actions[0].fallbacks[0].params.headers).toEqual({ authorization: '******', 'content-type': 'application/json' })
+      expect((await api('PUT', `/rules/${id}`, { actions: shown.actions, description: 'sent back' })).body.code).toBe(0)
+      expect(d.n1.rules.rules.get(id).actions[0].fallbacks?.[0].params.headers).toEqual({ authorization: 'Bearer fb-secret', 'content-type': 'application/json' })
+    })
+
     it('refuses to delete a resource a fallback uses', async () => {
       const resource = await redisResource()
       const rule = await api('POST', '/rules', { rawsql: SQL, actions: [{ name: 'inspect', fallbacks: [redisAction(resource, 'k')] }] })
