@@ -348,10 +348,6 @@ export class RuleRuntime {
       for (const fallback of action.fallbacks) this.runAction(job, fallback, undefined)
       settled?.(false)
     }
-    const succeed = (): void => {
-      action.counters.success++
-      settled?.(true)
-    }
     const ctx: ActionContext = {
       logger,
       ruleId: job.rule.id,
@@ -369,8 +365,12 @@ export class RuleRuntime {
       fail(err)
       return
     }
-    if (result instanceof Promise) result.then(succeed, fail)
-    else succeed()
+    if (result instanceof Promise) {
+      result.then(() => { action.counters.success++; settled?.(true) }, fail)
+    } else {
+      action.counters.success++
+      settled?.(true)
+    }
   }
 
   /** Publishes a message marked with the chain of rules it went through (the loop guard). */
