@@ -57,6 +57,8 @@ export interface DataCluster<S extends ServerProcess> {
   /** The API of the first node, of the second. */
   readonly api: ApiCall
   readonly api2: ApiCall
+  /** Stops the second node and starts it again on its data directory, joined to the first. */
+  restartSecond: () => Promise<void>
 }
 
 /**
@@ -73,7 +75,15 @@ export function useDataCluster<S extends ServerProcess> (prefix: string, plugin:
     get n1 () { return started(nodes)[0] },
     get n2 () { return started(nodes)[1] },
     api: apiOf(() => cluster.n1),
-    api2: apiOf(() => cluster.n2)
+    api2: apiOf(() => cluster.n2),
+    async restartSecond () {
+      const [n1, n2] = started(nodes)
+      const dataDir = n2.dataDir
+      await n2.stop()
+      const again = await startTestNode({ 'node.name': `${prefix}2@127.0.0.1`, 'broker.sys_interval': '0' }, dataDir, { plugins: [plugin] })
+      nodes = [n1, again]
+      await again.cluster.join(`${prefix}1@127.0.0.1:${n1.cluster.mesh.port as number}`)
+    }
   }
   beforeAll(async () => {
     server = await start()

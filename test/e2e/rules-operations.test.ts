@@ -4,7 +4,8 @@
  * `fallbacks` and the rule's `on_action_failed` (Redis killed to make the action fail, a
  * republish fallback seen by a real MQTT subscriber), `PUT /rules/:id/reset_metrics` on every
  * node, `PUT /resources/:id` restarting every node's instance with the new config,
- * `POST /resources/:id` (restart: reconnect), `GET /resource_status/:id` and `GET /rule_events`.
+ * `POST /resources/:id` (restart: reconnect), `POST /resources?test=true`, `GET
+ * /resource_status/:id`, a node started while Redis is down, and `GET /rule_events`.
  */
 import { collect, connect, payloads, waitFor } from '../helpers/node.js'
 import { expectError } from './api-actions-client.js'
@@ -212,6 +213,20 @@ describeWithServer('redis', 'rule and resource operations of EMQ X 4.4', () => {
     await until(async () => (await list('again')).length === 2, 'written after the restart')
     expect((await list('again')).sort()).toEqual(['back-1', 'back-2'])
     expectError(await api('POST', '/resources/backend_redis_single:nope'), 102, 404)
+  }, 60_000)
+
+  it('a node that starts while the server is down keeps the resource, not alive, and connects once the server is back', async () => {
+    const resource = await redisResource()
+    await api('POST', '/rules', { rawsql: SQL, actions: [redisAction(resource, 'rejoined')] })
+    await until(async () => Object.values(await resourceStatus(api, resource)).every(Boolean), 'alive on both nodes')
+    await d.server.kill()
+    await d.restartSecond()
+    expect((await api2('GET', `/resources/${resource}`)).body.data.id).toBe(resource)
+    expect((await api2('GET', `/resource_status/${resource}`)).body.data).toEqual({ is_alive: false })
+    await d.server.restart()
+    await until(async () => (await api2('GET', `/resource_status/${resource}`)).body.data?.is_alive === true, 'alive on the restarted node')
+    await (await connect(d.n2, { clientId: 'j2' })).publishAsync('sensors/j2', 'after-restart', { qos: 1 })
+    await until(async () => (await list('rejoined')).length === 1, 'written by the restarted node')
   }, 60_000)
 
   it('GET /rule_events lists EMQ X 4.4\'s events; each sql_example matches its test_columns in the SQL tester', async () => {
