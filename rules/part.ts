@@ -15,6 +15,7 @@ import { createRuleEngine, type RuleEngine } from './engine.js'
 import { createRuleEnginePlugin } from './plugin.js'
 import { registerRuleOperations } from './rule-ops.js'
 import { registerSchemaOperations } from './schemas/schema-ops.js'
+import { ruleEngineSection } from './backup-section.js'
 
 /** The rule engine of one node, as the composition root assembles it. */
 export interface RulesPart {
@@ -49,6 +50,7 @@ export function createRulesPart (): RulesPart {
       engine = made
       registerRuleOperations({ engine: made, rpc: node.rpc, control: node.control, name: node.name })
       registerSchemaOperations({ engine: made, control: node.control })
+      node.services.backup.add(ruleEngineSection(made))
     },
     get engine () {
       return created()
