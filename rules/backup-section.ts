@@ -13,7 +13,7 @@
  * 4.4 did: timeouts in seconds become durations, `content_type` a header, `payload_tmpl` the
  * action's `body`.
  */
-import { REDACTED } from '../node/config/index.js'
+import { REDACTED, maskUrl } from '../node/config/index.js'
 import { ApiError } from '../node/errors.js'
 import type { BackupSection, ImportContext, SkippedEntry } from '../node/ops/backup/sections.js'
 import { at, entriesOf, optionalBoolean, optionalObject, optionalText, requiredText, type BackupEntry } from '../node/ops/backup/entries.js'
@@ -50,7 +50,8 @@ export function ruleEngineSection (engine: Pick<RuleEngine, 'registry' | 'rules'
         description: rule.description,
         created_at: rule.created_at
       })),
-      schemas: engine.schemas.list().map(s => ({ ...s }))
+      // a codec service's URL may carry a token (`?token=`), masked as the API shows it
+      schemas: engine.schemas.list().map(s => withSecrets || s.parser_addr?.url === undefined ? { ...s } : { ...s, parser_addr: { ...s.parser_addr, url: maskUrl(s.parser_addr.url) } })
     }),
     async check (file, ctx) {
       const skipped: SkippedEntry[] = []
