@@ -186,6 +186,22 @@ describe('data import of an EMQ X 4.0 backup', () => {
   })
 })
 
+describe('data import --env (EMQ X\'s overrides)', () => {
+  it('imports 4.0-4.2 untyped auth_mnesia logins as client ids with {"auth.mnesia.as":"clientid"}', async () => {
+    const out = await ctlImport(node, `${FIXTURES}/emqx40-backup.json`, '--env', '{"auth.mnesia.as":"clientid"}')
+    expect(out).toContain('auth_clientid 1')
+    expect(out).toContain('add this rule to etc/acl.conf: {allow, {client, "user40"}, publish, ["u40/#"]}.')
+    expect((await api(node, 'GET', '/auth_clientid')).body.data).toContain('user40')
+    expect(await connects(node, { clientId: 'user40', username: 'anyname', password: 'user40-pass' })).toBe(true)
+  })
+
+  it('refuses an auth.mnesia.as other than username or clientid', async () => {
+    const run = await runCtl(['data', 'import', `${FIXTURES}/emqx40-backup.json`, '--env', '{"auth.mnesia.as":"peerhost"}'], node.env)
+    expect(run.code).toBe(1)
+    expect(run.stderr).toBe('auth.mnesia.as must be username or clientid, not "peerhost"\n')
+  })
+})
+
 describe('a malformed backup', () => {
   it('is refused with the entry and field named, and changes nothing', async () => {
     const before = await ctlExport(node)
@@ -233,7 +249,10 @@ describe('data export', () => {
     expect((await api(node, 'GET', '/data/export')).body.data.map((f: any) => f.filename)).toContain(made.filename)
     const file = (await api(node, 'GET', `/data/file/${made.filename}`)).body.data
     expect(JSON.parse(file.file).version).toBe('4.4')
+    // a masked export imported into the node it came from keeps the stored credentials
     expect((await api(node, 'POST', '/data/import', { filename: made.filename })).body.code).toBe(0)
+    const after = await ctlExport(node, '--with-secrets')
+    expect(after.data.resources.find((r: any) => r.id === 'resource:hook44').config.url).toBe('http://127.0.0.1:9/hook?token=s3cr3t-token')
     expect((await api(node, 'DELETE', `/data/file/${made.filename}`)).body).toEqual({ code: 0 })
     expect((await api(node, 'GET', `/data/file/${made.filename}`)).status).toBe(404)
   })

@@ -5,6 +5,7 @@
  * Files are per node (each node's `data/backup/`); the data they carry is cluster-wide, so an
  * import on any node reaches every node.
  */
+import { existsSync } from 'node:fs'
 import type { StarlingNode } from '../../node.js'
 import { resolvePath } from '../../config/index.js'
 import { defineCommand, formatTable, type ControlServer, type CtlCommand } from '../../control/index.js'
@@ -74,7 +75,8 @@ export const dataImportCommand = defineCommand<ImportReport>({
   args: [{ name: 'File', description: 'the backup file' }],
   options: [{ flags: '--env <json>', description: 'EMQ X\'s overrides, e.g. \'{"auth.mnesia.as":"clientid"}\' for a 4.0-4.2 auth_mnesia table' }],
   timeoutMs: 120_000,
-  prepare: (invocation, io) => ({ ...invocation, args: invocation.args.map(a => a.includes('/') ? io.resolve(a) : a) }),
+  // a path (or a file where starling-ctl runs) is read by the node: made absolute here; a bare name is data/backup/'s
+  prepare: (invocation, io) => ({ ...invocation, args: invocation.args.map(a => a.includes('/') || existsSync(io.resolve(a)) ? io.resolve(a) : a) }),
   render: printImport
 })
 
