@@ -25,7 +25,8 @@ export interface RulesPart {
    * Creates the node's engine (its stored rules, resources and schemas loaded; nothing runs)
    * and registers the rule and schema operations: `rules.metrics` and `resources.status` on
    * `node.rpc`, the `rules`, `rule-actions`, `resources`, `resource-types` and `schemas`
-   * commands on `node.control`. A function that needs no `this`, for `NodeParts.operations`.
+   * commands on `node.control`, and the engine's section of the data backup
+   * (`node.services.backup`). A function that needs no `this`, for `NodeParts.operations`.
    * Rejects when called a second time.
    */
   registerOperations: (node: StarlingNode) => Promise<void>

@@ -9,8 +9,10 @@
  * - A password is kept only as a hash: bcrypt (cost {@link BCRYPT_COST}) for every password a
  *   person chose; the default user's generated first password (144 random bits, nothing to
  *   guess) as a salted SHA-256, as the API secrets are, so that a node's first start does not
- *   pay for bcrypt (0.2-0.5 s of CPU on a small machine). No answer, list, log line or error
- *   message carries a password or a hash ({@link shown}).
+ *   pay for bcrypt (0.2-0.5 s of CPU on a small machine); a hash EMQ X 4 made (a data import's,
+ *   `emqx-sha256:`/`emqx-md5:`) until the user's first sign-in, which rehashes with bcrypt. No
+ *   answer, list, log line or error message carries a password or a hash ({@link shown}); a data
+ *   export carries the hashes ({@link DashboardUsers.exportAll}, docs/backup.md).
  * - `generation` only grows: sign-out and every password change bump it, and a session token
  *   carries the generation it was issued under, so that bump ends every earlier token of the
  *   user on every node (sessions.ts).
