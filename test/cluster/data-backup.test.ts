@@ -27,8 +27,10 @@ function portOf (m: Member, protocol: string): number {
   return m.proc!.logLines().find(l => l.msg === 'listener started' && l.protocol === protocol)!.port
 }
 
-async function api (m: Member, path: string): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${portOf(m, 'http:management')}/api/v3${path}`, { headers: { authorization: API_AUTH } })
+async function api (m: Member, path: string, method = 'GET', body?: unknown): Promise<any> {
+  const res = await fetch(`http://127.0.0.1:${portOf(m, 'http:management')}/api/v3${path}`, {
+    method, headers: { authorization: API_AUTH, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body)
+  })
   return await res.json()
 }
 
@@ -89,3 +91,16 @@ test('an import through one node is served and applied by the other', async () =
   await pub.publishAsync('t/in', 'from b', { qos: 1 })
   expect(await got).toBe('from b')
 }, 60000)
+
+test('GET /data/export lists the files of every node, and POST /data/import with "node" imports a file of that node', async () => {
+  const [a, b] = members
+  const made = (await api(b, '/data/export', 'POST', {})).data
+  expect(made.node).toBe(b.name)
+  const listed = (await api(a, '/data/export')).data
+  expect(listed).toContainEqual(expect.objectContaining({ filename: made.filename, node: b.name }))
+  // the file is b's: a has none of that name
+  expect((await api(a, '/data/import', 'POST', { filename: made.filename })).code).toBe(102)
+  const report = await api(a, '/data/import', 'POST', { filename: made.filename, node: b.name })
+  expect(report.code).toBe(0)
+  expect(report.data.imported.rules).toBe(2)
+}, 30000)
