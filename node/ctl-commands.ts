@@ -6,6 +6,7 @@ import { PLUGIN_CTL_COMMANDS } from './plugins/index.js'
 import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/index.js'
 import { MGMT_CTL_COMMANDS } from './apps/ctl.js'
 import { MONITORING_CTL_COMMANDS } from './ops/monitoring-ctl.js'
+import { DATA_CTL_COMMANDS } from './ops/backup/ops.js'
 
 /**
  * The core's `starling-ctl` commands, from every service of node/. The composition root
@@ -20,5 +21,6 @@ export const NODE_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
   ...TRACE_CTL_COMMANDS,
   ...LOG_CTL_COMMANDS,
   ...MGMT_CTL_COMMANDS,
-  ...MONITORING_CTL_COMMANDS
+  ...MONITORING_CTL_COMMANDS,
+  ...DATA_CTL_COMMANDS
 ]

@@ -12,6 +12,8 @@ import { createTraceService, createLogService, type TraceService } from './trace
 import { createApps, type AppsService } from './apps/apps.js'
 import { registerAppsControl } from './apps/ctl.js'
 import { createFlappingDetector } from './flapping/index.js'
+import { createBackupSections, type BackupSections } from './ops/backup/sections.js'
+import { aclTableSection, appsSection, bannedSection } from './ops/backup/core-sections.js'
 
 /** The services a node runs on top of its MQTT core (what the API and the CLI read). */
 export interface NodeServices {
@@ -23,6 +25,11 @@ export interface NodeServices {
   traces: TraceService
   /** API applications (Basic auth credentials of the management API). */
   apps: AppsService
+  /**
+   * The sections of a data export and import (docs/backup.md): the core adds its applications
+   * and banned list; the rule engine and the plugins add the tables they keep.
+   */
+  backup: BackupSections
 }
 
 /** Where plugin configuration comes from. */
@@ -90,6 +97,11 @@ export async function startServices (node: ServicesComponents, init: ServicesIni
   }
   unregister(registerAppsControl(node, apps))
 
+  const backup = createBackupSections()
+  backup.add(bannedSection(banned))
+  backup.add(appsSection(apps, () => node.config['management.default_application.id']))
+  backup.add(aclTableSection())
+
   const plugins = createPluginManager({
     components: node,
     definitions: [...(init.plugins ?? [])],
@@ -97,7 +109,7 @@ export async function startServices (node: ServicesComponents, init: ServicesIni
     etcDir: init.etcDir ?? resolve(init.cwd, 'etc'),
     env: init.env
   })
-  return { acl, banned, stats, alarms, traces, apps, plugins }
+  return { acl, banned, stats, alarms, traces, apps, plugins, backup }
 }
 
 /**

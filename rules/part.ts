@@ -15,6 +15,7 @@ import { createRuleEngine, type RuleEngine } from './engine.js'
 import { createRuleEnginePlugin } from './plugin.js'
 import { registerRuleOperations } from './rule-ops.js'
 import { registerSchemaOperations } from './schemas/schema-ops.js'
+import { ruleEngineSection } from './backup-section.js'
 
 /** The rule engine of one node, as the composition root assembles it. */
 export interface RulesPart {
@@ -24,7 +25,8 @@ export interface RulesPart {
    * Creates the node's engine (its stored rules, resources and schemas loaded; nothing runs)
    * and registers the rule and schema operations: `rules.metrics` and `resources.status` on
    * `node.rpc`, the `rules`, `rule-actions`, `resources`, `resource-types` and `schemas`
-   * commands on `node.control`. A function that needs no `this`, for `NodeParts.operations`.
+   * commands on `node.control`, and the engine's section of the data backup
+   * (`node.services.backup`). A function that needs no `this`, for `NodeParts.operations`.
    * Rejects when called a second time.
    */
   registerOperations: (node: StarlingNode) => Promise<void>
@@ -49,6 +51,7 @@ export function createRulesPart (): RulesPart {
       engine = made
       registerRuleOperations({ engine: made, rpc: node.rpc, control: node.control, name: node.name })
       registerSchemaOperations({ engine: made, control: node.control })
+      node.services.backup.add(ruleEngineSection(made))
     },
     get engine () {
       return created()

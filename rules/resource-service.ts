@@ -152,6 +152,39 @@ export class ResourceService {
   }
 
   /**
+   * Checks a resource of a data import, its id kept, without storing it or probing its server
+   * (an imported backend may not be reachable from here yet: its status says so). A secret
+   * the export masked (`******`) keeps the value of a stored resource of the same id.
+   * Throws as `create` does; the type must be known (the import skips the others).
+   */
+  checkImported (input: { id: string, type: string, config: Record<string, unknown>, description: string, created_at?: number, name?: string }): Resource {
+    const def = this.init.registry.findResourceType(input.type)
+    if (def === undefined) throw new RefusedError(`unknown resource type ${input.type}`)
+    const before = this.resources.get(input.id)
+    const sent = before === undefined ? input.config : restoreParams(input.config, before.config, def.params)
+    const config = checkParams(def.params, sent, `resource type ${def.name} config`)
+    def.checkConfig?.(config)
+    return {
+      id: input.id,
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      type: def.name,
+      config,
+      description: input.description,
+      attrs: 'undefined',
+      created_at: input.created_at ?? Date.now()
+    }
+  }
+
+  /** Stores a resource {@link checkImported} made, replacing one of the same id. */
+  async putImported (resource: Resource): Promise<void> {
+    await this.serial(async () => {
+      await this.init.table.put(resource.id, resource)
+      this.resources.set(resource.id, resource)
+      this.init.changed?.(resource.id, resource)
+    })
+  }
+
+  /**
    * Changes resource `id`'s config and/or description (404 when unknown). The config is
    * checked as at create; a secret sent back as the API showed it (`******`, a URL's
    * `token=******`, a header's `******`) keeps the stored value. A type that runs instances

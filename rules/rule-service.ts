@@ -199,6 +199,39 @@ export class RuleService {
     })
   }
 
+  /**
+   * Checks a rule of a data import, its id kept, as `create` checks one, without storing it;
+   * `resource` finds the resources its actions name (those of the same import included).
+   * Throws as `create` does.
+   */
+  async checkImported (input: RuleInput & { id: string, created_at?: number }, resource: (id: string) => Resource | undefined): Promise<RuleEntry> {
+    await loadSql()
+    const compiled = compileRuleSql(input.rawsql)
+    // credentials the export masked keep the values of a stored rule of the same id
+    const stored = this.entries.get(input.id)?.rule.actions
+    const actions = this.checkActions(stored === undefined ? input.actions : this.restoreSecrets(input.actions, stored), compiled.events, resource)
+    const rule: Rule = {
+      id: input.id,
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      for: this.forOf(compiled, undefined),
+      rawsql: input.rawsql,
+      actions,
+      enabled: input.enabled ?? true,
+      description: input.description ?? '',
+      created_at: input.created_at ?? Date.now()
+    }
+    return { rule, compiled }
+  }
+
+  /** Stores a rule {@link checkImported} made, replacing one of the same id. */
+  async putImported (entry: RuleEntry): Promise<void> {
+    await this.serial(async () => {
+      await this.init.table.put(entry.rule.id, entry.rule)
+      this.entries.set(entry.rule.id, entry)
+      this.init.changed()
+    })
+  }
+
   /** Checks and applies a change to rule `id`; resolves with the changed rule. */
   async update (id: string, patch: RulePatch): Promise<Rule> {
     return await this.serial(async () => {
@@ -302,20 +335,21 @@ export class RuleService {
   /**
    * Checks every action of a rule hanging on `events`, and their `fallbacks` (EMQ X 4.4's
    * shape: an array of actions, each of which may have fallbacks too); returns the stored
-   * form. `at` names the list in error messages (`actions`, `actions[0].fallbacks`).
+   * form. `resource` finds the resources the actions name (a data import's own included);
+   * `at` names the list in error messages (`actions`, `actions[0].fallbacks`).
    */
-  private checkActions (given: unknown, events: readonly string[], at = 'actions', stamp = Date.now().toString(36), idSuffix = ''): RuleAction[] {
+  private checkActions (given: unknown, events: readonly string[], resource = this.init.resource, at = 'actions', stamp = Date.now().toString(36), idSuffix = ''): RuleAction[] {
     if (!Array.isArray(given)) throw new WrongTypeError(`parameter ${at} must be an array of {name, params, fallbacks?}`)
     return given.map((a: unknown, i: number) => {
       if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new WrongTypeError(`${at}[${i}] must be an object {name, params, fallbacks?}`)
       const { name, params, fallbacks } = a as { name?: unknown, params?: unknown, fallbacks?: unknown }
       if (name === undefined) throw new MissingParameterError(`missing parameter ${at}[${i}].name`)
       if (typeof name !== 'string') throw new WrongTypeError(`parameter ${at}[${i}].name must be a string`)
-      const checked = this.checkAction(name, params, events)
+      const checked = this.checkAction(name, params, events, resource)
       const suffix = `${idSuffix}_${i}`
       const action: RuleAction = { id: `${name.replace(/^.*:/, '')}_${stamp}${suffix}`, name, params: checked }
       if (fallbacks !== undefined && !(Array.isArray(fallbacks) && fallbacks.length === 0)) {
-        action.fallbacks = this.checkActions(fallbacks, events, `${at}[${i}].fallbacks`, stamp, `${suffix}_f`)
+        action.fallbacks = this.checkActions(fallbacks, events, resource, `${at}[${i}].fallbacks`, stamp, `${suffix}_f`)
       }
       return action
     })
@@ -348,7 +382,7 @@ export class RuleService {
     return actions
   }
 
-  private checkAction (name: string, params: unknown, events: readonly string[]): Record<string, unknown> {
+  private checkAction (name: string, params: unknown, events: readonly string[], resource = this.init.resource): Record<string, unknown> {
     const def = this.init.registry.findAction(name)
     if (def === undefined) {
       const known = this.init.registry.actions().map(d => d.name).join(', ')
@@ -361,10 +395,10 @@ export class RuleService {
     def.check?.(checked)
     if (def.types.length > 0) {
       const id = checked.$resource as string
-      const resource = this.init.resource(id)
-      if (resource === undefined) throw new RefusedError(`action ${name}: resource ${id} does not exist; create it first (POST /api/v3/resources)`)
-      if (!def.types.includes(resource.type)) {
-        throw new RefusedError(`action ${name}: resource ${id} is of type ${resource.type}; the action needs one of type ${def.types.join(' or ')}`)
+      const bound = resource(id)
+      if (bound === undefined) throw new RefusedError(`action ${name}: resource ${id} does not exist; create it first (POST /api/v3/resources)`)
+      if (!def.types.includes(bound.type)) {
+        throw new RefusedError(`action ${name}: resource ${id} is of type ${bound.type}; the action needs one of type ${def.types.join(' or ')}`)
       }
     }
     return checked

@@ -8,6 +8,7 @@ import { CONFIG_ROUTES } from './configs.js'
 import { RULE_ROUTES } from './rules.js'
 import { SCHEMA_ROUTES } from './schemas.js'
 import { CLUSTER_ROUTES } from './cluster.js'
+import { DATA_ROUTES } from './data.js'
 
 /**
  * The core's endpoints of `/api/v3/`, in the order the index lists them; the plugins add
@@ -23,4 +24,5 @@ export const API_ROUTES: RouteDef[] = [
   ...CONFIG_ROUTES,
   ...RULE_ROUTES,
   ...SCHEMA_ROUTES,
+  ...DATA_ROUTES,
 ]

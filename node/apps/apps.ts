@@ -68,6 +68,18 @@ export interface AppsService {
   bootstrap: (appId: string, configuredSecret: string) => Promise<string | null>
   /** Hashes the secrets an older version stored in clear; returns how many. */
   migrate: () => Promise<number>
+  /** Every application with its stored secret hash (`sha256:<salt hex>:<digest hex>`), for a data export. */
+  exportAll: () => Array<App & { secret_hash: string }>
+  /**
+   * Writes `app` as a data import gives it, replacing one of the same id: `secret` is a hash
+   * as {@link exportAll} shows it (kept) or a secret in clear (EMQ X's exports: hashed here).
+   */
+  restore: (app: App, secret: string) => Promise<void>
+}
+
+/** Whether `secret` is a hash as this service stores it (and exports it), not a secret in clear. */
+export function isSecretHash (secret: string): boolean {
+  return /^sha256:[0-9a-f]{32}:[0-9a-f]{64}$/.test(secret)
 }
 
 function generateSecret (): string {
@@ -136,6 +148,16 @@ function checkAppId (appId: unknown): string {
   if (/[:\u0000-\u001f\u007f]/.test(appId)) throw new WrongTypeError(`app_id ${JSON.stringify(appId)} cannot hold ':' or control characters (it is the HTTP Basic user name)`)
   if (Buffer.byteLength(appId) > MAX_KEY_BYTES) throw new WrongTypeError(`app_id is too long: at most ${MAX_KEY_BYTES} bytes`)
   return appId
+}
+
+/**
+ * An application's fields checked as an add checks them (107/108), with the defaults filled:
+ * what a data import validates before it writes anything.
+ */
+export function checkAppRecord (input: Record<string, unknown>): App {
+  const appId = checkAppId(input.app_id)
+  const fields = checkedChanges(input)
+  return { app_id: appId, name: fields.name ?? appId, desc: fields.desc ?? '', status: fields.status ?? true, expired: fields.expired ?? null }
 }
 
 /** The shown form of a stored application: every field but the secret. */
@@ -226,6 +248,11 @@ export function createApps (tables: AppTables, logger: Logger, defaultAppId: () 
       }
       if (count > 0) logger.info({ count }, 'API application secrets stored in clear by an older version are now hashed')
       return count
+    },
+    exportAll: () => [...table.entries()].map(([, app]) => ({ ...shown(app), secret_hash: app.secret_hash ?? hashSecret(app.secret ?? generateSecret()) })),
+    async restore (app, secret) {
+      const record = checkAppRecord(app as unknown as Record<string, unknown>)
+      await table.put(record.app_id, isSecretHash(secret) ? { ...record, secret_hash: secret } : stored(record, secret))
     }
   }
   return service

@@ -47,6 +47,11 @@ export interface CtlCommand<Result = unknown> {
   command?: string
   /** How long to wait for the node; default the client's 30 s. */
   timeoutMs?: number
+  /**
+   * Rewrites the invocation in starling-ctl before it is sent, for what only the caller's side
+   * knows: `io.resolve` makes a path absolute against starling-ctl's working directory.
+   */
+  prepare?: (invocation: CtlInvocation, io: { resolve: (path: string) => string }) => CtlInvocation
   /** Turns the node's result into the text printed without `--json` (ends with `\n`). */
   render (result: Result, invocation: CtlInvocation): string
 }

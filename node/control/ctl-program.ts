@@ -7,6 +7,7 @@
  * The commands come from the table in `commands.ts`; this file only turns that table into
  * a commander program.
  */
+import { resolve } from 'node:path'
 import { Command, CommanderError } from 'commander'
 import { loadConfig, resolvePath } from '../config/index.js'
 import { packageRoot } from '../version.js'
@@ -124,7 +125,8 @@ async function runCommand (io: CtlIo, spec: CtlCommand<any>, invocation: CtlInvo
   // the node's own resolution (bin/starling): relative paths are the installation's
   const cfg = loadConfig({ file: globals.config, env: io.env, cwd: io.cwd, root: io.root ?? packageRoot() })
   const socketPath = controlSocketPath(resolvePath(cfg, 'node.data_dir'))
-  const result = await callControl(socketPath, commandName(spec), invocation.args, invocation.options, {
+  const sent = spec.prepare?.(invocation, { resolve: (path) => resolve(io.cwd, path) }) ?? invocation
+  const result = await callControl(socketPath, commandName(spec), sent.args, sent.options, {
     nodeName: cfg['node.name'],
     timeoutMs: spec.timeoutMs
   })

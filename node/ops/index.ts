@@ -1,6 +1,7 @@
 import type { StarlingNode } from '../node.js'
 import { registerMonitoringOperations } from './monitoring.js'
 import { registerActionOperations } from './actions.js'
+import { registerDataOperations } from './backup/ops.js'
 
 /**
  * Registers the core's per-node operations (`connections.list`, `plugins.load` ...) on the
@@ -13,4 +14,5 @@ import { registerActionOperations } from './actions.js'
 export function registerOperations (node: StarlingNode): void {
   registerMonitoringOperations(node)
   registerActionOperations(node)
+  registerDataOperations(node, node.services.backup)
 }

@@ -64,6 +64,11 @@ export interface CredentialService {
   /** The entry of `id`, or undefined. */
   lookup (id: string): CredentialEntry | undefined
   /**
+   * Writes `id` with a password already hashed (a data import), replacing an entry of that id;
+   * CredentialEmptyError (104) / CredentialInvalidError (108) for an id that cannot be stored.
+   */
+  restore (id: string, stored: StoredPassword, createdAt: number): Promise<void>
+  /**
    * The auth chain's decision for `id` (undefined: the client gave none) and `password`:
    * `ignore` without an entry, `allow` when the password matches, `deny` otherwise
    * (wrong or missing password).
@@ -164,6 +169,11 @@ function createCredentialService (
       if (typeof id !== 'string' || id === '') return undefined
       const record = read(id)
       return record === undefined ? undefined : { id, ...record }
+    },
+
+    async restore (id, stored, createdAt) {
+      validId(id)
+      await table.put(id, { hash: stored.hash, salt: stored.salt, password: stored.password, created_at: createdAt })
     },
 
     async authenticate (id, password) {

@@ -6,7 +6,8 @@
  * Storage format (docs/auth.md, "Storage format"), one {@link StoredPassword} per entry:
  * - `md5`, `sha`, `sha256`: `salt` is 16 random bytes as lower-case hex; `password` is the
  *   lower-case hex digest of the salt bytes followed by the password's UTF-8 bytes
- *   (EMQ X 4's salt-first order, with a longer salt than its 4 bytes).
+ *   (EMQ X 4's salt-first order, with a longer salt than its 4 bytes; entries a data import
+ *   brought from EMQ X keep its 4-byte salt, or none for 4.0-4.2's unsalted digests).
  * - `plain`: `salt` is `''`; `password` is the password itself.
  * - `bcrypt`: `salt` is `''` (bcrypt keeps its own salt inside the hash); `password` is the
  *   bcrypt string `$2b$10$...` (cost 10).

@@ -21,6 +21,7 @@ import {
 import { attachCredentialPlaceholders, registerCredentialControl, CLIENTID_CTL_COMMANDS, USERS_CTL_COMMANDS, type CredentialCommandGroup } from './ctl.js'
 import { registerAuthOperations, type CredentialTable } from './ops.js'
 import { AUTH_CLIENTID_ROUTES, AUTH_USERNAME_ROUTES } from './routes.js'
+import { credentialSection } from './backup-section.js'
 import { DEFAULT_PASSWORD_HASH, PASSWORD_HASHES, parsePasswordHashName } from './password-hash.js'
 
 /** Priority both plugins get by default: EMQ X hooked them at 0, so equal ones run in load order. */
@@ -98,7 +99,9 @@ function defineCredentialPlugin (spec: CredentialPluginSpec): StarlingPlugin {
       const detachControl = attachCredentialPlaceholders(node.control, spec.group)
       const unregister = registerAuthOperations(node, spec.table)
       const removeRoutes = parts.api.add(spec.routes)
-      return async () => { removeRoutes(); unregister(); detachControl() }
+      // the table goes into data exports and comes from imports whether or not the plugin is loaded
+      const removeSection = node.services.backup.add(credentialSection(spec.create(node.shared, {}), spec.idKey === 'clientid' ? 'clientid' : 'username'))
+      return async () => { removeSection(); removeRoutes(); unregister(); detachControl() }
     },
     async load (ctx: PluginContext): Promise<CredentialPluginInstance> {
       const { node, logger } = ctx

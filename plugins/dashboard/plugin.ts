@@ -31,6 +31,7 @@ import { dashboardRoutes } from './routes.js'
 import { createDashboardSessions } from './sessions.js'
 import { createMqttTokens, mqttTokenRoutes, registerMqttTokens } from './mqtt-token.js'
 import { createDashboardUsers } from './users.js'
+import { dashboardUsersSection } from './backup-section.js'
 
 /** The plugin's name. */
 export const DASHBOARD_PLUGIN = 'svc_dashboard'
@@ -92,7 +93,9 @@ export function createDashboardPlugin (): StarlingPlugin {
       const attached = await attachUsers(node)
       auth = attached
       const unregister = registerAdminsControl(node.control, attached.users)
+      const removeSection = node.services.backup.add(dashboardUsersSection(attached.users))
       return async () => {
+        removeSection()
         unregister()
         if (auth === attached) auth = undefined
       }

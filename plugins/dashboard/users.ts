@@ -9,8 +9,10 @@
  * - A password is kept only as a hash: bcrypt (cost {@link BCRYPT_COST}) for every password a
  *   person chose; the default user's generated first password (144 random bits, nothing to
  *   guess) as a salted SHA-256, as the API secrets are, so that a node's first start does not
- *   pay for bcrypt (0.2-0.5 s of CPU on a small machine). No answer, list, log line or error
- *   message carries a password or a hash ({@link shown}).
+ *   pay for bcrypt (0.2-0.5 s of CPU on a small machine); a hash EMQ X 4 made (a data import's,
+ *   `emqx-sha256:`/`emqx-md5:`) until the user's first sign-in, which rehashes with bcrypt. No
+ *   answer, list, log line or error message carries a password or a hash ({@link shown}); a data
+ *   export carries the hashes ({@link DashboardUsers.exportAll}, docs/backup.md).
  * - `generation` only grows: sign-out and every password change bump it, and a session token
  *   carries the generation it was issued under, so that bump ends every earlier token of the
  *   user on every node (sessions.ts).
@@ -92,6 +94,31 @@ export interface DashboardUsers {
    * generated one, which is returned (to be shown once); null when nothing was generated.
    */
   bootstrap: (login: string, configured: string) => Promise<string | null>
+  /** Every user with the hash as stored, for a data export (docs/backup.md). */
+  exportAll: () => Array<DashboardUser & { password_hash: string }>
+  /**
+   * Writes a user of a data import with a hash as {@link exportAll} gives it or as EMQ X
+   * stored it ({@link emqxPasswordHash}), replacing a user of that name and ending its
+   * sessions; 104/108 for a name that cannot be stored.
+   */
+  restore: (username: string, tags: string, passwordHash: string) => Promise<void>
+}
+
+/**
+ * An EMQ X 4 dashboard password hash (`mqtt_admin`, base64 in its backups) in the form
+ * stored here: 4 salt bytes then the SHA-256 (4.3 and later, 36 bytes) or MD5 (4.0-4.2,
+ * 20 bytes) digest of salt ‖ password, kept as `emqx-sha256:<salt hex>:<digest hex>` or
+ * `emqx-md5:...`. The user signs in with the same password; that first sign-in rehashes it
+ * with bcrypt. Undefined for any other length.
+ */
+export function emqxPasswordHash (bytes: Buffer): string | undefined {
+  const scheme = bytes.length === 36 ? 'emqx-sha256' : bytes.length === 20 ? 'emqx-md5' : undefined
+  return scheme === undefined ? undefined : `${scheme}:${bytes.subarray(0, 4).toString('hex')}:${bytes.subarray(4).toString('hex')}`
+}
+
+/** Whether `hash` is a form this table stores: bcrypt, our SHA-256 form, or EMQ X's. */
+export function isStoredPasswordHash (hash: string): boolean {
+  return /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/.test(hash) || /^(sha256|emqx-sha256|emqx-md5):[0-9a-f]+:[0-9a-f]+$/.test(hash)
 }
 
 /**
@@ -106,7 +133,7 @@ async function hashOfNoUser (): Promise<string> {
 }
 
 /** 104 when empty, 108 unless a user name fit for HTTP Basic and the store. */
-function checkUsername (value: unknown): string {
+export function checkUsername (value: unknown): string {
   if (value === undefined || value === null || value === '') throw new DashboardEmptyCredentialsError('username')
   if (typeof value !== 'string') throw new WrongTypeError(`username must be a string, not ${JSON.stringify(value)}`)
   // eslint-disable-next-line no-control-regex
@@ -142,10 +169,21 @@ function sha256Hash (password: string, salt: Buffer = randomBytes(16)): string {
 
 /** Whether `password` is the one `hash` was made from (bcrypt, or the SHA-256 form in constant time). */
 async function passwordMatches (password: string, hash: string): Promise<boolean> {
+  if (hash.startsWith('emqx-')) return emqxPasswordMatches(password, hash)
   if (!hash.startsWith('sha256:')) return await bcrypt.compare(password, hash)
   const salt = hash.split(':')[1] ?? ''
   const given = Buffer.from(sha256Hash(password, Buffer.from(salt, 'hex')))
   const stored = Buffer.from(hash)
+  return given.length === stored.length && timingSafeEqual(given, stored)
+}
+
+/** EMQ X's digest of salt ‖ password against `emqx-<digest>:<salt hex>:<digest hex>`, in constant time. */
+function emqxPasswordMatches (password: string, hash: string): boolean {
+  const [scheme, salt, digest] = hash.split(':')
+  const algorithm = scheme === 'emqx-sha256' ? 'sha256' : scheme === 'emqx-md5' ? 'md5' : undefined
+  if (algorithm === undefined || salt === undefined || digest === undefined) return false
+  const given = createHash(algorithm).update(Buffer.from(salt, 'hex')).update(password).digest()
+  const stored = Buffer.from(digest, 'hex')
   return given.length === stored.length && timingSafeEqual(given, stored)
 }
 
@@ -214,6 +252,11 @@ export function createDashboardUsers (tables: UserTables, defaultLogin: () => st
       const user = username === '' ? undefined : find(username)
       const matches = await passwordMatches(password, user?.password_hash ?? await hashOfNoUser())
       if (!matches || user === undefined) return undefined
+      if (user.password_hash.startsWith('emqx-')) {
+        // an EMQ X hash brought by a data import: ours from the first sign-in on (sessions stay)
+        const current = find(username)
+        if (current?.password_hash === user.password_hash) await table.put(username, { ...current, password_hash: await bcrypt.hash(password, BCRYPT_COST) })
+      }
       return { ...shown(user), mustChange: user.must_change, generation: user.generation }
     },
     generation: (username) => find(username)?.generation,
@@ -228,6 +271,13 @@ export function createDashboardUsers (tables: UserTables, defaultLogin: () => st
     fingerprint: (username) => {
       const user = find(username)
       return user === undefined ? undefined : hashFingerprint(user.password_hash) + ':' + String(user.generation)
+    },
+    exportAll: () => [...table.entries()].map(([, u]) => ({ ...shown(u), password_hash: u.password_hash })),
+    async restore (username, tags, passwordHash) {
+      const name = checkUsername(username)
+      if (!isStoredPasswordHash(passwordHash)) throw new WrongTypeError(`user ${name}: the password hash is in no form Starling reads`)
+      const before = find(name)
+      await table.put(name, { username: name, tags: checkTags(tags), password_hash: passwordHash, must_change: false, generation: (before?.generation ?? 0) + 1 })
     },
     async bootstrap (login, configured) {
       if (table.has(login)) return null

@@ -133,6 +133,30 @@ export class SchemaRegistry {
     })
   }
 
+  /**
+   * Checks and compiles a schema of a data import without storing it (a 3rd-party service is
+   * not reached: it may not be reachable from here yet). Throws as `create` does, but takes an
+   * existing name: {@link putImported} replaces that schema.
+   */
+  async checkImported (input: SchemaInput): Promise<{ schema: Schema, codec: SchemaCodec }> {
+    const schema = checkSchemaInput(input)
+    if (isCompiledType(schema.parser_type)) await loadCompiler(schema.parser_type)
+    try {
+      return { schema, codec: this.compile(schema) }
+    } catch (err) {
+      if (err instanceof SchemaCompileError) throw new RefusedError(err.message)
+      throw err
+    }
+  }
+
+  /** Stores a schema {@link checkImported} made, replacing one of that name. */
+  async putImported (checked: { schema: Schema, codec: SchemaCodec }): Promise<void> {
+    await this.queue.run(async () => {
+      await this.init.table.put(checked.schema.name, checked.schema)
+      this.entries.set(checked.schema.name, { schema: checked.schema, codec: checked.codec, error: null })
+    })
+  }
+
   /** Deletes schema `name`: 404 when unknown, refused (102) while a rule uses it. */
   async delete (name: string): Promise<void> {
     await this.queue.run(async () => {

@@ -27,7 +27,10 @@ const NEEDS_CONTEXT: Record<string, string> = {
   'bin/starling-ctl status → Node starling@127.0.0.1 is not running (no control socket at /opt/starling/data/starling-ctl.sock); start it with bin/starling': 'needs a stopped node (test/e2e/ctl.test.ts)',
   'bin/starling-ctl bridges list → name: aws     status: Running': 'needs svc_bridge_mqtt loaded with a bridge aws connected to a remote broker (test/e2e/bridges-ctl.test.ts)',
   'bin/starling-ctl bridges add-forward aws sensors/# → Add-forward topic successfully.': 'needs svc_bridge_mqtt loaded with a bridge aws (test/e2e/bridges-ctl.test.ts)',
-  'bin/starling-ctl bridges forwards aws → topic:   topic1/#': 'needs svc_bridge_mqtt loaded with a bridge aws (test/e2e/bridges-ctl.test.ts)'
+  'bin/starling-ctl bridges forwards aws → topic:   topic1/#': 'needs svc_bridge_mqtt loaded with a bridge aws (test/e2e/bridges-ctl.test.ts)',
+  'bin/starling-ctl data import /tmp/emqx-export-2022-11-3-10-12-40.json → The data has been imported successfully.': 'needs an EMQ X 4.4 backup there (test/e2e/data-backup.test.ts imports it from test/fixtures/backup/)',
+  'bin/starling-ctl data import /tmp/emqx-export-2021-4-12-10-40-58.json → The data has been imported successfully.': 'needs an EMQ X 4.2 backup there (test/e2e/data-backup.test.ts imports it from test/fixtures/backup/)',
+  'bin/starling-ctl data import /tmp/notes.json → the backup file is not JSON: Unexpected token \'#\', "# My notes" is not valid JSON': 'needs a file that is not JSON (test/e2e/data-backup.test.ts)'
 }
 
 /** An example's key in {@link NEEDS_CONTEXT}. */

@@ -223,6 +223,8 @@ async function pathValues (): Promise<Record<string, string[]>> {
   const plugins = (await json('/plugins/')).data.flatMap((n: { plugins: Array<{ name: string }> }) => n.plugins.map((p) => p.name))
   const resources = (await json('/resources')).data.map((r: { id: string }) => r.id)
   const types = (await json('/resource_types')).data.map((t: { name: string }) => t.name)
+  // a data export as made without --with-secrets: `GET /data/file/:filename` serves it
+  const exported = (await json('/data/export', 'POST', {})).data.filename
   return {
     node: [node.name],
     clientid: ['sweeper', 'preset-client'],
@@ -232,7 +234,8 @@ async function pathValues (): Promise<Record<string, string[]>> {
     appid: ['admin', 'sweep'],
     id: [ruleId, ...resources],
     name: ['data_to_webserver', 'sweep_codec', 'b1'],
-    type: types
+    type: types,
+    filename: [exported]
   }
 }
 
@@ -310,7 +313,7 @@ it('serves no secret on any GET route of the API, with every path parameter fill
 
 it('prints no secret in any read-only starling-ctl command, as text or JSON', async () => {
   // not swept: commands that change something, and resources test (it connects to a server like a create)
-  const mutating = /^(load|unload|reload|add|update|del|delete|passwd|start|stop|insert|kick|create|test|join|leave|force-leave|set-level|add-forward|del-forward|add-subscription|del-subscription)$/
+  const mutating = /^(load|unload|reload|add|update|del|delete|passwd|start|stop|insert|kick|create|test|join|leave|force-leave|set-level|add-forward|del-forward|add-subscription|del-subscription|import|export)$/
   const values = await pathValues()
   const args: Record<string, string[]> = {
     ClientId: ['sweeper'], AppId: ['admin', 'sweep'], Topic: ['t/#'], RuleId: [ruleId], ActionId: ['data_to_webserver'],
