@@ -20,14 +20,22 @@ import { at, entriesOf, optionalBoolean, optionalObject, optionalText, requiredT
 import { WrongTypeError } from '../node/errors.js'
 import type { RuleEngine } from './engine.js'
 import type { RuleEntry } from './rule-service.js'
-import type { Resource } from './types.js'
+import type { OnActionFailed, Resource, RuleAction } from './types.js'
 import { maskParams } from './views.js'
 
 /** The engine's section. */
 export function ruleEngineSection (engine: Pick<RuleEngine, 'registry' | 'rules' | 'resources' | 'schemas'>): BackupSection {
   return {
     name: 'rule_engine',
-    export: ({ withSecrets }) => ({
+    export: ({ withSecrets }) => {
+      /** EMQ X 4.4's action form (`args` for params), fallbacks included, credentials masked unless asked for. */
+      const exportActions = (actions: readonly RuleAction[]): BackupEntry[] => actions.map(a => ({
+        id: a.id,
+        name: a.name,
+        fallbacks: exportActions(a.fallbacks ?? []),
+        args: withSecrets ? a.params : maskParams(a.params, engine.registry.findAction(a.name)?.params)
+      }))
+      return {
       resources: engine.resources.list().map(r => ({
         id: r.id,
         ...(r.name !== undefined ? { name: r.name } : {}),
@@ -40,19 +48,16 @@ export function ruleEngineSection (engine: Pick<RuleEngine, 'registry' | 'rules'
         id: rule.id,
         ...(rule.name !== undefined ? { name: rule.name } : {}),
         rawsql: rule.rawsql,
-        actions: rule.actions.map(a => ({
-          id: a.id,
-          name: a.name,
-          fallbacks: [],
-          args: withSecrets ? a.params : maskParams(a.params, engine.registry.findAction(a.name)?.params)
-        })),
+        actions: exportActions(rule.actions),
+        on_action_failed: rule.on_action_failed ?? 'continue',
         enabled: rule.enabled,
         description: rule.description,
         created_at: rule.created_at
       })),
       // a codec service's URL may carry a token (`?token=`), masked as the API shows it
       schemas: engine.schemas.list().map(s => withSecrets || s.parser_addr?.url === undefined ? { ...s } : { ...s, parser_addr: { ...s.parser_addr, url: maskUrl(s.parser_addr.url) } })
-    }),
+      }
+    },
     async check (file, ctx) {
       const skipped: SkippedEntry[] = []
       const notes: string[] = []
@@ -111,18 +116,16 @@ export function ruleEngineSection (engine: Pick<RuleEngine, 'registry' | 'rules'
         const id = requiredText(entry, 'id', where)
         const rawsql = requiredText(entry, 'rawsql', where)
         const actions = actionsOf(entry, where, ctx, migrated)
-        const gone = actions.map(a => a.params.$resource).find(r => typeof r === 'string' && resourceOf(r) === undefined)
+        const all = flatActions(actions)
+        const gone = all.map(a => a.params.$resource).find(r => typeof r === 'string' && resourceOf(r) === undefined)
         if (gone !== undefined) {
           skip('rules', id, `its resource ${String(gone)} is not imported`)
           continue
         }
-        const unknown = actions.find(a => engine.registry.findAction(a.name) === undefined)
+        const unknown = all.find(a => engine.registry.findAction(a.name) === undefined)
         if (unknown !== undefined) {
           skip('rules', id, `action ${unknown.name} is not provided here (an EMQ X Enterprise action, or its plugin is not loaded)`)
           continue
-        }
-        if (Array.isArray(entry.actions) && entry.actions.some(a => Array.isArray((a as BackupEntry).fallbacks) && ((a as BackupEntry).fallbacks as unknown[]).length > 0)) {
-          notes.push(`rule ${id}: its fallback actions are not imported (Starling has none)`)
         }
         try {
           rules.push(await engine.rules.checkImported({
@@ -130,6 +133,7 @@ export function ruleEngineSection (engine: Pick<RuleEngine, 'registry' | 'rules'
             name: typeof entry.name === 'string' ? entry.name : undefined,
             rawsql,
             actions,
+            ...(entry.on_action_failed !== undefined ? { on_action_failed: entry.on_action_failed as OnActionFailed } : {}),
             enabled: optionalBoolean(entry, 'enabled', where, true),
             description: optionalText(entry, 'description', where),
             created_at: typeof entry.created_at === 'number' ? entry.created_at : undefined
@@ -155,11 +159,21 @@ export function ruleEngineSection (engine: Pick<RuleEngine, 'registry' | 'rules'
 }
 
 /** A rule entry's actions as `{name, params}`: EMQ X's `args` (ours too) or `params`. */
-function actionsOf (entry: BackupEntry, where: string, ctx: ImportContext, migrated: ReadonlyMap<string, { method?: unknown, headers: Record<string, unknown> }>): Array<{ name: string, params: Record<string, unknown> }> {
-  const given = entry.actions
-  if (!Array.isArray(given)) throw new WrongTypeError(`${where}.actions must be an array, not ${JSON.stringify(given)}`)
+/** An imported action, with its fallbacks. */
+interface ImportedAction { name: string, params: Record<string, unknown>, fallbacks?: ImportedAction[] }
+
+/** Every action of `actions` with every fallback (theirs too). */
+function flatActions (actions: readonly ImportedAction[]): ImportedAction[] {
+  return actions.flatMap(a => [a, ...flatActions(a.fallbacks ?? [])])
+}
+
+/** `entry`'s `actions` (or, at `list`, a `fallbacks` array) in Starling's form, with their fallbacks. */
+function actionsOf (entry: BackupEntry, where: string, ctx: ImportContext, migrated: ReadonlyMap<string, { method?: unknown, headers: Record<string, unknown> }>, list = 'actions'): ImportedAction[] {
+  const given = entry[list]
+  if (given === undefined && list === 'fallbacks') return []
+  if (!Array.isArray(given)) throw new WrongTypeError(`${where}.${list} must be an array, not ${JSON.stringify(given)}`)
   return given.map((a: unknown, i: number) => {
-    const here = `${where}.actions[${i}]`
+    const here = `${where}.${list}[${i}]`
     if (typeof a !== 'object' || a === null || Array.isArray(a)) throw new WrongTypeError(`${here} must be an object {name, args}`)
     const action = a as BackupEntry
     const name = requiredText(action, 'name', here)
@@ -176,7 +190,8 @@ function actionsOf (entry: BackupEntry, where: string, ctx: ImportContext, migra
         ...(old !== undefined && Object.keys(old.headers).length > 0 && rest.headers === undefined ? { headers: old.headers } : {})
       }
     }
-    return { name, params }
+    const fallbacks = actionsOf(action, here, ctx, migrated, 'fallbacks')
+    return fallbacks.length > 0 ? { name, params, fallbacks } : { name, params }
   })
 }
 

@@ -216,6 +216,7 @@ export class RuleService {
       for: this.forOf(compiled, undefined),
       rawsql: input.rawsql,
       actions,
+      on_action_failed: onActionFailedOf(input.on_action_failed) ?? 'continue',
       enabled: input.enabled ?? true,
       description: input.description ?? '',
       created_at: input.created_at ?? Date.now()

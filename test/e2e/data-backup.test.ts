@@ -263,13 +263,27 @@ describe('our own export imported into a fresh node', () => {
   beforeAll(async () => { fresh = await spawnNode() }, 60000)
 
   it('brings every table across: the API shows the same, and credentials work there', async () => {
+    // a rule whose action has a fallback (with one of its own), stopping at a failure
+    const republish = (topic: string): Record<string, unknown> => ({ name: 'republish', params: { target_topic: topic, target_qos: 0, payload_tmpl: '${payload}' } })
+    const made = await api(node, 'POST', '/rules', {
+      rawsql: 'SELECT * FROM "fb/in"',
+      actions: [{ ...republish('fb/out'), fallbacks: [{ ...republish('fb/fallback'), fallbacks: [republish('fb/last')] }] }],
+      on_action_failed: 'stop'
+    })
+    expect(made.body.code).toBe(0)
     const { path, data } = await ctlExport(node, '--with-secrets')
+    const exported = data.rules.find((r: any) => r.id === made.body.data.id)
+    expect(exported.on_action_failed).toBe('stop')
+    expect(exported.actions[0].fallbacks[0]).toMatchObject({ name: 'republish', args: { target_topic: 'fb/fallback' } })
+    expect(exported.actions[0].fallbacks[0].fallbacks[0]).toMatchObject({ name: 'republish', args: { target_topic: 'fb/last' } })
     const report = await ctlImport(fresh, path)
     expect(report).toContain('Imported (EMQ X 4.4 format): ')
     for (const plugin of ['svc_auth_clientid', 'svc_auth_username']) await runCtl(['plugins', 'load', plugin], fresh.env)
     const second = await ctlExport(fresh, '--with-secrets')
+    // action ids are made anew at import
+    const withoutIds = (actions: any[]): any[] => actions.map(({ id: _id, fallbacks, ...a }: any) => ({ ...a, fallbacks: withoutIds(fallbacks ?? []) }))
     const comparable = (d: any): any => ({
-      rules: d.rules.map(({ actions, ...r }: any) => ({ ...r, actions: actions.map(({ id: _id, ...a }: any) => a) })),
+      rules: d.rules.map(({ actions, ...r }: any) => ({ ...r, actions: withoutIds(actions) })),
       resources: d.resources,
       schemas: d.schemas,
       blacklist: d.blacklist.map(({ at: _at, ...e }: any) => e),
