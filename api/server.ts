@@ -15,9 +15,9 @@ export const MAX_BODY_BYTES = 1024 * 1024
 
 /** A running management API listener. */
 export interface ApiServer {
-  /** Bound port (differs from the configured one when that was 0). */
+  /** Bound port (differs from the configured one when that was 0): HTTP's, or HTTPS's when HTTP is off. */
   port: number
-  protocol: 'http:management'
+  protocol: 'http:management' | 'https:management'
   listenOn: string
   /** Open HTTP connections (listeners API). */
   connections: () => number
@@ -194,14 +194,22 @@ function parseBody (req: Request, route: RouteDef): unknown {
   return checkJsonDepth(body, 'request body')
 }
 
-/** Starts the API on `management.listener.http` (and `management.listener.https` when set), HTTP Basic with the API applications. */
-export async function startApiServer (components: ApiServerComponents, table: ApiRouteTable): Promise<ApiServer> {
+/**
+ * Starts the API on `management.listener.http` (and `management.listener.https` when set),
+ * HTTP Basic with the API applications; undefined when both are `off` (nothing listens).
+ */
+export async function startApiServer (components: ApiServerComponents, table: ApiRouteTable): Promise<ApiServer | undefined> {
   const { node, logger } = components
-  const app = createApiApp(components, table, appsBasicAuthenticator(node.services.apps))
   const cfg = node.config
+  const plain = cfg['management.listener.http']
   const tls = cfg['management.listener.https']
+  if (plain === null && tls === null) {
+    logger.info('management API: management.listener.http and .https are off; nothing listens')
+    return undefined
+  }
+  const app = createApiApp(components, table, appsBasicAuthenticator(node.services.apps))
   const listeners = await startHttpListeners(app, {
-    http: { address: cfg['management.listener.http'], key: 'management.listener.http' },
+    http: plain === null ? undefined : { address: plain, key: 'management.listener.http' },
     https: tls === null
       ? undefined
       : { address: tls, key: 'management.listener.https', keyfile: cfg['management.listener.https.keyfile'], certfile: cfg['management.listener.https.certfile'] },
@@ -209,12 +217,15 @@ export async function startApiServer (components: ApiServerComponents, table: Ap
     maxConns: () => node.config['management.listener.http.max_conns']
   })
   if (listeners.httpsPort !== undefined) logger.info({ port: listeners.httpsPort }, 'management API (HTTPS) started')
-  const address = cfg['management.listener.http']
-  logger.info({ protocol: 'http:management', host: address.host, port: listeners.port }, 'listener started')
+  // the HTTP listener, or the HTTPS one when HTTP is off
+  const address = plain ?? tls!
+  const port = listeners.port ?? listeners.httpsPort!
+  const protocol = plain === null ? 'https:management' : 'http:management'
+  logger.info({ protocol, host: address.host, port }, 'listener started')
   return {
-    port: listeners.port,
-    protocol: 'http:management',
-    listenOn: `${address.host}:${listeners.port}`,
+    port,
+    protocol,
+    listenOn: `${address.host}:${port}`,
     connections: listeners.connections,
     stop: listeners.stop
   }

@@ -174,8 +174,7 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
       try {
         await cluster.start()
       } catch (err: any) {
-        const listen = config['cluster.listen'] as { host: string, port: number }
-        throw new ListenError('cluster.listen', `${listen.host}:${listen.port}`, err)
+        throw new ListenError('cluster.listen', config['cluster.listen']?.text ?? 'off', err)
       }
       onStop(() => cluster.stop())
       warnOfDefaultCookie(config, logger)
@@ -253,7 +252,8 @@ function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): Liste
  * with it lets anyone who can connect join the cluster. Said once at start.
  */
 function warnOfDefaultCookie (config: StarlingConfig, logger: Logger): void {
-  const listen = config['cluster.listen'] as { host: string }
+  const listen = config['cluster.listen']
+  if (listen === null) return
   const loopback = listen.host === 'localhost' || listen.host === '::1' || listen.host.startsWith('127.')
   if (loopback || config['node.cookie'] !== CONFIG_SCHEMA['node.cookie'].default) return
   logger.warn({ key: 'node.cookie', listen: listen.host }, 'the cluster listens beyond loopback with the default node.cookie: anyone who can reach it can join; set your own cookie')

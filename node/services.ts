@@ -23,6 +23,12 @@ export interface NodeServices {
   traces: TraceService
   /** API applications (Basic auth credentials of the management API). */
   apps: AppsService
+  /**
+   * The default application's secret when this start generated it (the node's first start
+   * with `management.default_application.secret` empty), else null: the program shows it
+   * once, after the listeners are open (bin/starling.ts). Never logged.
+   */
+  generatedApiSecret: string | null
 }
 
 /** Where plugin configuration comes from. */
@@ -84,9 +90,9 @@ export async function startServices (node: ServicesComponents, init: ServicesIni
   await apps.migrate()
   const generated = await apps.bootstrap(node.config['management.default_application.id'], node.config['management.default_application.secret'])
   if (generated !== null) {
-    // shown once: the operator copies it (or sets management.default_application.secret)
-    node.logger.warn({ app_id: node.config['management.default_application.id'], secret: generated },
-      'management API: created the default application with a generated secret; keep it, it is not shown again')
+    // the secret itself is shown once by the program, on stderr (a log file keeps no credential)
+    node.logger.warn({ app_id: node.config['management.default_application.id'] },
+      'management API: created the default application with a generated secret; it is printed once on standard error')
   }
   unregister(registerAppsControl(node, apps))
 
@@ -97,7 +103,7 @@ export async function startServices (node: ServicesComponents, init: ServicesIni
     etcDir: init.etcDir ?? resolve(init.cwd, 'etc'),
     env: init.env
   })
-  return { acl, banned, stats, alarms, traces, apps, plugins }
+  return { acl, banned, stats, alarms, traces, apps, plugins, generatedApiSecret: generated }
 }
 
 /**
