@@ -121,9 +121,9 @@ describe('the generated API secret', () => {
     // a 401 says where the secret comes from
     const denied = await fetch(`http://127.0.0.1:${port}/api/v3/brokers/`, { headers: { authorization: API_AUTH } })
     expect(denied.status).toBe(401)
-    expect((await denied.json()).message).toMatch(/management.default_application.secret.*standard error at its first start/)
+    expect(((await denied.json()) as { message: string }).message).toMatch(/management.default_application.secret.*standard error at its first start/)
     const none = await fetch(`http://127.0.0.1:${port}/api/v3/brokers/`)
-    expect((await none.json()).message).toMatch(/standard error at its first start/)
+    expect(((await none.json()) as { message: string }).message).toMatch(/standard error at its first start/)
     expect((await stopNode(first)).code).toBe(0)
 
     const second = await spawnNode({ env, dataDir })
