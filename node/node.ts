@@ -224,6 +224,7 @@ function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): Liste
       acceptors: c[`${key}.acceptors`]
     }
     if (kind === 'ws' || kind === 'wss') spec.path = c[`${key}.mqtt_path`]
+    if (c[`${key}.proxy_protocol`] === true) spec.proxyProtocol = { timeoutMs: c[`${key}.proxy_protocol_timeout`] }
     if (kind === 'ssl' || kind === 'wss') {
       const file = (k: string): string => resolve(cwd, c[`${key}.${k}`])
       spec.tls = {

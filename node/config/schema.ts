@@ -37,6 +37,8 @@ export const CONFIG_SCHEMA = {
   'listener.tcp.external': { type: 'address', optional: true, default: '0.0.0.0:1883', live: false, doc: 'Address of the MQTT over TCP listener; off turns it off.' },
   'listener.tcp.external.acceptors': { type: 'int', default: '8', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/TCP listener (reported by the listeners API).' },
   'listener.tcp.external.max_conns': { type: 'int', default: '1024000', min: 1, live: false, doc: 'Most concurrent connections the MQTT/TCP listener accepts.' },
+  'listener.tcp.external.proxy_protocol': { type: 'bool', default: 'off', live: false, doc: 'Every connection to the MQTT/TCP listener starts with a PROXY protocol header (v1 or v2) from a load balancer, and the client\'s address is the one it gives (connections API, ACL ipaddr rules, logs); a connection without a valid header is closed. docs/proxy-protocol.md.' },
+  'listener.tcp.external.proxy_protocol_timeout': { type: 'duration', default: '3s', min: 1, live: false, doc: 'With proxy_protocol on: how long the MQTT/TCP listener waits for the PROXY header before closing the connection.' },
 
   // ---- listener.ssl
   'listener.ssl.external': { type: 'address', optional: true, default: '0.0.0.0:8883', live: false, doc: 'Address of the MQTT over TLS listener; off turns it off.' },
@@ -50,12 +52,16 @@ export const CONFIG_SCHEMA = {
   'listener.ssl.external.psk_ciphers': { type: 'string', default: 'PSK-AES128-CBC-SHA,PSK-AES256-CBC-SHA,PSK-3DES-EDE-CBC-SHA,PSK-RC4-SHA', live: false, doc: 'TLS 1.2 PSK cipher suites offered while svc_psk_file is loaded (EMQ X\'s list; suites this OpenSSL lacks, 3DES and RC4 in OpenSSL 3, are left out). TLS 1.3 PSK uses its own suites.' },
   'listener.ssl.external.peer_cert_as_username': { type: 'enum', values: ['off', 'cn', 'dn', 'crt', 'pem', 'md5'], default: 'off', live: false, doc: 'Take the MQTT username from the client certificate: cn its CN, dn its subject DN, crt the DER bytes, pem the DER in base64, md5 the DER\'s MD5 (hex); off: the CONNECT\'s. A client without a certificate keeps its own.' },
   'listener.ssl.external.handshake_timeout': { type: 'duration', default: '15s', min: 1, live: false, doc: 'Longest a TLS handshake may take before the connection is closed (EMQ X\'s default; Node\'s own is 120s). Bytes that only look like the start of a TLS record are waited for until then.' },
+  'listener.ssl.external.proxy_protocol': { type: 'bool', default: 'off', live: false, doc: 'Every connection to the MQTT/TLS listener starts with a PROXY protocol header (v1 or v2) from a load balancer, and the client\'s address is the one it gives (connections API, ACL ipaddr rules, logs); a connection without a valid header is closed. Before the TLS handshake. docs/proxy-protocol.md.' },
+  'listener.ssl.external.proxy_protocol_timeout': { type: 'duration', default: '3s', min: 1, live: false, doc: 'With proxy_protocol on: how long the MQTT/TLS listener waits for the PROXY header before closing the connection.' },
 
   // ---- listener.ws
   'listener.ws.external': { type: 'address', optional: true, default: '0.0.0.0:8083', live: false, doc: 'Address of the MQTT over WebSocket listener; off turns it off.' },
   'listener.ws.external.mqtt_path': { type: 'string', default: '/mqtt', pattern: /^\/\S*$/, hint: 'a URL path starting with /', live: false, doc: 'URL path of the MQTT/WebSocket endpoint.' },
   'listener.ws.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/WebSocket listener (reported by the listeners API).' },
   'listener.ws.external.max_conns': { type: 'int', default: '102400', min: 1, live: false, doc: 'Most concurrent connections the MQTT/WebSocket listener accepts.' },
+  'listener.ws.external.proxy_protocol': { type: 'bool', default: 'off', live: false, doc: 'Every connection to the MQTT/WebSocket listener starts with a PROXY protocol header (v1 or v2) from a load balancer, and the client\'s address is the one it gives (connections API, ACL ipaddr rules, logs); a connection without a valid header is closed. Before the HTTP upgrade. docs/proxy-protocol.md.' },
+  'listener.ws.external.proxy_protocol_timeout': { type: 'duration', default: '3s', min: 1, live: false, doc: 'With proxy_protocol on: how long the MQTT/WebSocket listener waits for the PROXY header before closing the connection.' },
 
   // ---- listener.wss
   'listener.wss.external': { type: 'address', optional: true, default: '0.0.0.0:8084', live: false, doc: 'Address of the MQTT over secure WebSocket listener; off turns it off.' },
@@ -67,6 +73,8 @@ export const CONFIG_SCHEMA = {
   'listener.wss.external.cacertfile': { type: 'path', default: 'etc/certs/cacert.pem', live: false, doc: 'PEM CA certificates that client certificates are checked against.' },
   'listener.wss.external.verify': { type: 'enum', values: TLS_VERIFY, default: 'verify_none', live: false, doc: 'verify_peer asks clients for a certificate and checks it against cacertfile; verify_none does not ask.' },
   'listener.wss.external.fail_if_no_peer_cert': { type: 'bool', default: 'false', live: false, doc: 'With verify_peer: refuse clients that send no certificate.' },
+  'listener.wss.external.proxy_protocol': { type: 'bool', default: 'off', live: false, doc: 'Every connection to the MQTT/secure WebSocket listener starts with a PROXY protocol header (v1 or v2) from a load balancer, and the client\'s address is the one it gives (connections API, ACL ipaddr rules, logs); a connection without a valid header is closed. Before the TLS handshake. docs/proxy-protocol.md.' },
+  'listener.wss.external.proxy_protocol_timeout': { type: 'duration', default: '3s', min: 1, live: false, doc: 'With proxy_protocol on: how long the MQTT/secure WebSocket listener waits for the PROXY header before closing the connection.' },
 
   // ---- management API and dashboard
   'management.listener.http': { type: 'address', optional: true, default: '0.0.0.0:8080', live: false, doc: 'Address of the management REST API (/api/v3/, /api/v4/, /status) over HTTP; off turns HTTP off.' },
