@@ -7,6 +7,7 @@ import type { AppsService } from '../node/apps/apps.js'
 import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, WrongTypeError, toApiError, type ApiError } from '../node/errors.js'
 import { checkJsonDepth } from '../node/json-depth.js'
 import { startHttpListeners } from '../node/http-listener.js'
+import { V4_PREFIX, v3Body, v4Routes } from './v4.js'
 import { fullPath, type ApiNode, type ApiResult, type ApiRouteTable, type RouteDef } from './route-table.js'
 import { openApiDocument, type OpenApiAddition } from './openapi.js'
 
@@ -77,16 +78,25 @@ export function createApiApp (components: ApiServerComponents, table: RouteTable
   const { logger } = components
   const app = express()
   app.disable('x-powered-by')
-  app.use('/api/v3', (req: Request, res: Response, next: NextFunction) => {
-    Promise.resolve().then(async () => await authenticate(req, res)).then((caller) => {
-      res.locals.appId = caller
-      next()
-    }, next)
+  // EMQ X 4's health check for load balancers and containers: no credentials, plain text
+  app.get('/status', (_req, res) => {
+    res.type('text/plain').send(`Node ${components.node.name} is started\nstarling is running`)
   })
-  app.use('/api/v3', express.raw({ type: () => true, limit: MAX_BODY_BYTES }))
+  for (const prefix of ['/api/v3', V4_PREFIX]) {
+    app.use(prefix, (req: Request, res: Response, next: NextFunction) => {
+      Promise.resolve().then(async () => await authenticate(req, res)).then((caller) => {
+        res.locals.appId = caller
+        next()
+      }, next)
+    })
+    app.use(prefix, express.raw({ type: () => true, limit: MAX_BODY_BYTES }))
+  }
 
   app.get('/api/v3/', (_req, res) => {
     res.json({ code: 0, data: table.all().map(r => ({ name: r.name, method: r.method, path: fullPath(r), descr: r.descr })) })
+  })
+  app.get(`${V4_PREFIX}/`, (_req, res) => {
+    res.json({ code: 0, data: v4Routes(table.all()).map(r => ({ name: r.name, method: r.method, path: V4_PREFIX + r.path, descr: r.descr })) })
   })
   app.get('/api/v3/openapi.json', (_req, res) => { res.json(openApiDocument([...table.all()], openApi)) })
 
@@ -99,7 +109,8 @@ export function createApiApp (components: ApiServerComponents, table: RouteTable
   })
 
   app.use((req: Request, res: Response) => {
-    answerError(res, NotFoundError.withMessage(`no endpoint ${req.method} ${req.path}; GET /api/v3/ lists them`))
+    const index = req.path.startsWith(`${V4_PREFIX}/`) ? `${V4_PREFIX}/` : '/api/v3/'
+    answerError(res, NotFoundError.withMessage(`no endpoint ${req.method} ${req.path}; GET ${index} lists them`))
   })
   app.use((err: any, _req: Request, res: Response, _next: NextFunction) => {
     if (err?.type === 'entity.too.large') {
@@ -121,26 +132,33 @@ async function routerOf (routes: readonly RouteDef[], components: ApiServerCompo
   const { node, rules } = components
   const { bodyValidator } = await import('./validate.js')
   const router = express.Router()
-  for (const route of routes) {
-    const validate = bodyValidator(route)
-    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'
-    router[method](fullPath(route), async (req: Request, res: Response, next: NextFunction) => {
-      try {
-        const body = parseBody(req, route)
-        validate?.(body)
-        const result = await route.handler({
-          params: req.params as Record<string, string>,
-          query: req.query as Record<string, string | undefined>,
-          body,
-          node,
-          rules,
-          appId: res.locals.appId
-        })
-        res.json(envelope(result))
-      } catch (err) {
-        next(err)
-      }
-    })
+  // v3's routes, then v4's: the same handlers, v4's names renamed on the way in and out (api/v4.ts)
+  const versions = [
+    { prefix: '/api/v3', routes, adapt: (body: unknown) => body },
+    { prefix: V4_PREFIX, routes: v4Routes(routes), adapt: v3Body }
+  ]
+  for (const { prefix, routes, adapt } of versions) {
+    for (const route of routes) {
+      const validate = bodyValidator(route)
+      const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'
+      router[method](prefix + route.path, async (req: Request, res: Response, next: NextFunction) => {
+        try {
+          const body = adapt(parseBody(req, route))
+          validate?.(body)
+          const result = await route.handler({
+            params: req.params as Record<string, string>,
+            query: req.query as Record<string, string | undefined>,
+            body,
+            node,
+            rules,
+            appId: res.locals.appId
+          })
+          res.json(envelope(result))
+        } catch (err) {
+          next(err)
+        }
+      })
+    }
   }
   return router
 }
