@@ -13,7 +13,7 @@ import WebSocket, { createWebSocketStream } from 'ws'
 import { MqttClient, type IClientOptions } from 'mqtt'
 import { startTestNode, apiRequest, type TestNode } from '../helpers/node.js'
 import { suback } from '../helpers/mqtt.js'
-import { proxyV1, proxyV2 } from '../helpers/proxy-protocol.js'
+import { proxyV1, proxyV2 } from '../../bench/fuzz/proxy-headers.js'
 import type { Duplex } from 'node:stream'
 
 const PROXIED = {

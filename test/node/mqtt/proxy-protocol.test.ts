@@ -4,7 +4,7 @@
  * listener must refuse, and seeded random bytes it must never throw on.
  */
 import { parseProxyHeader, MAX_HEADER_BYTES } from '../../../node/mqtt/proxy-protocol.js'
-import { proxyV1, proxyV2, V2_SIGNATURE } from '../../helpers/proxy-protocol.js'
+import { proxyV1, proxyV2, V2_SIGNATURE } from '../../../bench/fuzz/proxy-headers.js'
 
 const CONNECT = Buffer.from([0x10, 0x0c, 0x00, 0x04, 0x4d, 0x51, 0x54, 0x54, 0x04, 0x02, 0x00, 0x3c, 0x00, 0x00])
 
