@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import WebSocket, { createWebSocketStream } from 'ws'
 import { MqttClient, type IClientOptions } from 'mqtt'
-import { startTestNode, apiRequest, type TestNode } from '../helpers/node.js'
+import { startTestNode, apiRequest, untilConnack, type TestNode } from '../helpers/node.js'
 import { suback } from '../helpers/mqtt.js'
 import { proxyV1, proxyV2 } from '../../bench/fuzz/proxy-headers.js'
 import type { Duplex } from 'node:stream'
@@ -58,12 +58,7 @@ function balancerSocket (port: number, header: Buffer): net.Socket {
 async function mqttOver (stream: () => Duplex, opts: IClientOptions = {}): Promise<MqttClient> {
   const client = new MqttClient(stream, { reconnectPeriod: 0, connectTimeout: 5000, protocolVersion: 4, ...opts })
   opened.add(client)
-  await new Promise<void>((resolve, reject) => {
-    client.once('connect', () => resolve())
-    client.once('error', reject)
-    client.once('close', () => reject(new Error('connection closed before CONNACK')))
-  })
-  return client
+  return await untilConnack(client)
 }
 
 /** The connections API's entry of `clientid`. */
