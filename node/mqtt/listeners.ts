@@ -197,6 +197,7 @@ export class MqttListener {
       if (header.source !== undefined) {
         this.proxied.set(key, header.source)
         socket.once('close', () => this.proxied.delete(key))
+        this.logger.debug({ protocol: this.spec.protocol, balancer: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`, client: `${header.source.address}:${header.source.port}` }, 'PROXY header read')
       }
       inner.emit('connection', socket)
       // a TLS server's socket takes over the connection and replays what is buffered in it

@@ -6,7 +6,7 @@
  */
 import net from 'node:net'
 import tls from 'node:tls'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import WebSocket, { createWebSocketStream } from 'ws'
@@ -113,6 +113,17 @@ describe('PROXY protocol on the MQTT listeners', () => {
     // both connections come from 127.0.0.1; only the header tells them apart
     expect(await suback(await from('203.0.113.7', 'pp-acl-denied'), 'secret/x')).toEqual([0x80])
     expect(await suback(await from('198.51.100.7', 'pp-acl-allowed'), 'secret/x')).toEqual([1])
+  })
+
+  it('writes the header\'s address in a client trace (clientid@address:port)', async () => {
+    const file = join(dir, 'pp-trace.log')
+    await node.services.traces.startTrace('client', 'pp-trace', file)
+    const client = await mqttOver(() => balancerSocket(node.port('mqtt:tcp'), proxyV1('TCP4', '198.51.100.70', '192.0.2.1', 40010, 1883)), { clientId: 'pp-trace' })
+    await new Promise<void>((resolve, reject) => client.publish('pp/t', 'x', { qos: 1 }, (err) => err === undefined || err === null ? resolve() : reject(err)))
+    await node.services.traces.stopTrace('client', 'pp-trace')
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n')
+    expect(lines.length).toBeGreaterThan(1)
+    for (const line of lines) expect(line).toContain('pp-trace@198.51.100.70:40010 ')
   })
 
   it('takes the header before the TLS handshake on mqtt:ssl', async () => {
