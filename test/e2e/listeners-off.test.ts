@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
 import { startTestNode, waitFor, API_AUTH, type TestNode } from '../helpers/node.js'
 import { spawnNode, stopNode, killAllNodes, tempDir, type NodeProcess } from '../helpers/process.js'
+import { startDashNode } from '../helpers/dashboard.js'
 
 const ALL_OFF: Record<string, string> = {
   'listener.tcp.external': 'off',
@@ -71,6 +72,16 @@ describe('listeners turned off', () => {
   it('refuses cluster join on a node whose cluster.listen is off, saying why', async () => {
     node = await startTestNode({ 'cluster.listen': 'off' })
     await expect(node.cluster.join('other@127.0.0.1:4370')).rejects.toThrow(/cluster.listen is off on this node/)
+  })
+
+  it('does not join static seeds when cluster.listen is off, and says so', async () => {
+    const dash = await startDashNode({ 'cluster.listen': 'off', 'cluster.discovery': 'static', 'cluster.static.seeds': 'other@127.0.0.1:1' })
+    try {
+      expect(dash.lines.join('')).toContain('cluster.discovery = static, but cluster.listen is off: the seeds are not joined')
+      expect(dash.node.cluster.status().map(m => m.name)).toEqual([dash.node.name])
+    } finally {
+      await dash.destroy()
+    }
   })
 
   it('serves the management API over HTTPS only when management.listener.http is off', async () => {
