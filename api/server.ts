@@ -7,7 +7,7 @@ import type { AppsService } from '../node/apps/apps.js'
 import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, WrongTypeError, toApiError, type ApiError } from '../node/errors.js'
 import { checkJsonDepth } from '../node/json-depth.js'
 import { startHttpListeners } from '../node/http-listener.js'
-import { V4_PREFIX, v3Body, v4Routes } from './v4.js'
+import { V4_PREFIX, v3BodyFor, v4Routes } from './v4.js'
 import { fullPath, type ApiNode, type ApiResult, type ApiRouteTable, type RouteDef } from './route-table.js'
 import { openApiDocument, type OpenApiAddition } from './openapi.js'
 
@@ -134,12 +134,13 @@ async function routerOf (routes: readonly RouteDef[], components: ApiServerCompo
   const router = express.Router()
   // v3's routes, then v4's: the same handlers, v4's names renamed on the way in and out (api/v4.ts)
   const versions = [
-    { prefix: '/api/v3', routes, adapt: (body: unknown) => body },
-    { prefix: V4_PREFIX, routes: v4Routes(routes), adapt: v3Body }
+    { prefix: '/api/v3', routes, adaptOf: (_route: RouteDef) => (body: unknown) => body },
+    { prefix: V4_PREFIX, routes: v4Routes(routes), adaptOf: v3BodyFor }
   ]
-  for (const { prefix, routes, adapt } of versions) {
+  for (const { prefix, routes, adaptOf } of versions) {
     for (const route of routes) {
       const validate = bodyValidator(route)
+      const adapt = adaptOf(route)
       const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'
       router[method](prefix + route.path, async (req: Request, res: Response, next: NextFunction) => {
         try {

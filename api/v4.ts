@@ -8,8 +8,9 @@
  *   as v3's `/connections/...`, each item with `connected`;
  * - field names in answers: `clientid` for `client_id`, `ip_address` for a connection's
  *   `ipaddress`; a banned entry's `as` is `clientid` / `username` / `peerhost`;
- * - field names in request bodies: `clientid` is read as v3's `client_id` (`/mqtt/publish`,
- *   `/mqtt/subscribe` ..., batches included); v3's own names are accepted too.
+ * - field names in request bodies: `clientid` is read as v3's `client_id` where v3's body has
+ *   one (`/mqtt/publish`, `/mqtt/subscribe` ..., batches included); v3's own names are
+ *   accepted too.
  *
  * The handlers are v3's: v4 only renames on the way in and out, so the two cannot drift.
  */
@@ -79,6 +80,14 @@ export function renameFields (value: unknown): unknown {
   const out: Record<string, unknown> = {}
   for (const [key, v] of Object.entries(value)) out[V4_FIELDS[key] ?? key] = renameFields(v)
   return out
+}
+
+/**
+ * How `route` reads a v4 request body: with v3's names ({@link v3Body}) when v3's body has a
+ * `client_id`; unchanged otherwise (`/auth_clientid` takes `clientid` in v3 already).
+ */
+export function v3BodyFor (route: RouteDef): (body: unknown) => unknown {
+  return JSON.stringify(route.body ?? {}).includes('"client_id"') ? v3Body : (body) => body
 }
 
 /**

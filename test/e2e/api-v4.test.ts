@@ -75,6 +75,13 @@ describe('/api/v4/ on the management listener', () => {
     expect((await v4('POST', '/mqtt/publish', { clientid: 'v4-pub', topic: 'v4/t', payload: 'hi' })).body).toEqual({ code: 0 })
   })
 
+  it('leaves clientid alone where v3 reads clientid too (auth_clientid)', async () => {
+    if (!dash.node.services.plugins.isActive('svc_auth_clientid')) await dash.node.services.plugins.load('svc_auth_clientid')
+    expect((await v4('POST', '/auth_clientid', { clientid: 'v4-cred', password: 'pw-1' })).body).toEqual({ code: 0 })
+    expect((await v4('GET', '/auth_clientid/v4-cred')).body.data).toMatchObject({ clientid: 'v4-cred' })
+    expect((await v4('DELETE', '/auth_clientid/v4-cred')).body).toEqual({ code: 0 })
+  })
+
   it('answers banned entries with EMQ X 4.4\'s as values', async () => {
     expect((await v4('POST', '/banned/', { who: 'v4-banned', as: 'clientid', until: Math.floor(Date.now() / 1000) + 60 })).status).toBe(200)
     const entries: Array<{ who: string, as: string }> = (await v4('GET', '/banned/')).body.data
