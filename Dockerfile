@@ -14,10 +14,13 @@ COPY package.json package-lock.json ./
 RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY node ./node
+COPY plugins ./plugins
 COPY cluster ./cluster
 COPY api ./api
 COPY rules ./rules
 COPY bin ./bin
+# the dashboard's web app (vite builds it into dist/dashboard/)
+COPY dashboard ./dashboard
 # bench/ is left out: the image runs nodes, not benchmarks (tsc builds what is there)
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund
@@ -44,12 +47,15 @@ RUN mkdir -p /opt/starling/data \
  && chown -R node:node /opt/starling/data /opt/starling/etc
 USER node
 VOLUME ["/opt/starling/data"]
-# MQTT tcp, MQTT/SSL, MQTT/WebSocket, MQTT/WSS, management API, dashboard, cluster mesh
+# every listener's default port (a test checks them against the configuration): MQTT tcp,
+# MQTT/SSL, MQTT/WebSocket, MQTT/WSS, management API (and /status), dashboard, cluster mesh
 EXPOSE 1883 8883 8083 8084 8080 18083 4370
-# starling-ctl finds the node through the control socket in STARLING_NODE__DATA_DIR;
-# it exits non-zero when the node does not answer
+# EMQ X 4's health check: GET /status on the management listener (bin/starling-status, plain
+# JavaScript: a check every 15 s does not load the node). It follows
+# STARLING_MANAGEMENT__LISTENER__HTTP when that moves the listener; exit 1 when it is off or
+# the node does not answer "is running"
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "bin/starling-ctl", "status"]
+  CMD ["node", "bin/starling-status"]
 # SIGTERM (docker stop) makes the node stop cleanly: MQTT 5 clients get DISCONNECT 0x8B,
 # the store is flushed, exit 0
 CMD ["node", "bin/starling"]

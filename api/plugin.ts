@@ -70,6 +70,8 @@ export function createApiPart (init: ApiPartInit): ApiPart {
     loadedByDefault: true,
     async load ({ node }) {
       const started = await startApiServer(serverComponents(node, init.rules.engine), routes)
+      // every listener off: loaded (the CLI's operations stay), serving nothing
+      if (started === undefined) return { unload: async () => {} }
       server = started
       const unreport = node.listenerBoard.add(() => ({
         protocol: started.protocol,

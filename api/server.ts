@@ -7,6 +7,7 @@ import type { AppsService } from '../node/apps/apps.js'
 import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, WrongTypeError, toApiError, type ApiError } from '../node/errors.js'
 import { checkJsonDepth } from '../node/json-depth.js'
 import { startHttpListeners } from '../node/http-listener.js'
+import { V4_PREFIX, v3BodyFor, v4Routes } from './v4.js'
 import { fullPath, type ApiNode, type ApiResult, type ApiRouteTable, type RouteDef } from './route-table.js'
 import { openApiDocument, type OpenApiAddition } from './openapi.js'
 
@@ -15,9 +16,9 @@ export const MAX_BODY_BYTES = 1024 * 1024
 
 /** A running management API listener. */
 export interface ApiServer {
-  /** Bound port (differs from the configured one when that was 0). */
+  /** Bound port (differs from the configured one when that was 0): HTTP's, or HTTPS's when HTTP is off. */
   port: number
-  protocol: 'http:management'
+  protocol: 'http:management' | 'https:management'
   listenOn: string
   /** Open HTTP connections (listeners API). */
   connections: () => number
@@ -77,16 +78,25 @@ export function createApiApp (components: ApiServerComponents, table: RouteTable
   const { logger } = components
   const app = express()
   app.disable('x-powered-by')
-  app.use('/api/v3', (req: Request, res: Response, next: NextFunction) => {
-    Promise.resolve().then(async () => await authenticate(req, res)).then((caller) => {
-      res.locals.appId = caller
-      next()
-    }, next)
+  // EMQ X 4's health check for load balancers and containers: no credentials, plain text
+  app.get('/status', (_req, res) => {
+    res.type('text/plain').send(`Node ${components.node.name} is started\nstarling is running`)
   })
-  app.use('/api/v3', express.raw({ type: () => true, limit: MAX_BODY_BYTES }))
+  for (const prefix of ['/api/v3', V4_PREFIX]) {
+    app.use(prefix, (req: Request, res: Response, next: NextFunction) => {
+      Promise.resolve().then(async () => await authenticate(req, res)).then((caller) => {
+        res.locals.appId = caller
+        next()
+      }, next)
+    })
+    app.use(prefix, express.raw({ type: () => true, limit: MAX_BODY_BYTES }))
+  }
 
   app.get('/api/v3/', (_req, res) => {
     res.json({ code: 0, data: table.all().map(r => ({ name: r.name, method: r.method, path: fullPath(r), descr: r.descr })) })
+  })
+  app.get(`${V4_PREFIX}/`, (_req, res) => {
+    res.json({ code: 0, data: v4Routes(table.all()).map(r => ({ name: r.name, method: r.method, path: V4_PREFIX + r.path, descr: r.descr })) })
   })
   app.get('/api/v3/openapi.json', (_req, res) => { res.json(openApiDocument([...table.all()], openApi)) })
 
@@ -99,7 +109,8 @@ export function createApiApp (components: ApiServerComponents, table: RouteTable
   })
 
   app.use((req: Request, res: Response) => {
-    answerError(res, NotFoundError.withMessage(`no endpoint ${req.method} ${req.path}; GET /api/v3/ lists them`))
+    const index = req.path.startsWith(`${V4_PREFIX}/`) ? `${V4_PREFIX}/` : '/api/v3/'
+    answerError(res, NotFoundError.withMessage(`no endpoint ${req.method} ${req.path}; GET ${index} lists them`))
   })
   app.use((err: any, _req: Request, res: Response, _next: NextFunction) => {
     if (err?.type === 'entity.too.large') {
@@ -121,26 +132,34 @@ async function routerOf (routes: readonly RouteDef[], components: ApiServerCompo
   const { node, rules } = components
   const { bodyValidator } = await import('./validate.js')
   const router = express.Router()
-  for (const route of routes) {
-    const validate = bodyValidator(route)
-    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'
-    router[method](fullPath(route), async (req: Request, res: Response, next: NextFunction) => {
-      try {
-        const body = parseBody(req, route)
-        validate?.(body)
-        const result = await route.handler({
-          params: req.params as Record<string, string>,
-          query: req.query as Record<string, string | undefined>,
-          body,
-          node,
-          rules,
-          appId: res.locals.appId
-        })
-        res.json(envelope(result))
-      } catch (err) {
-        next(err)
-      }
-    })
+  // v3's routes, then v4's: the same handlers, v4's names renamed on the way in and out (api/v4.ts)
+  const versions = [
+    { prefix: '/api/v3', routes, adaptOf: (_route: RouteDef) => (body: unknown) => body },
+    { prefix: V4_PREFIX, routes: v4Routes(routes), adaptOf: v3BodyFor }
+  ]
+  for (const { prefix, routes, adaptOf } of versions) {
+    for (const route of routes) {
+      const validate = bodyValidator(route)
+      const adapt = adaptOf(route)
+      const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete'
+      router[method](prefix + route.path, async (req: Request, res: Response, next: NextFunction) => {
+        try {
+          const body = adapt(parseBody(req, route))
+          validate?.(body)
+          const result = await route.handler({
+            params: req.params as Record<string, string>,
+            query: req.query as Record<string, string | undefined>,
+            body,
+            node,
+            rules,
+            appId: res.locals.appId
+          })
+          res.json(envelope(result))
+        } catch (err) {
+          next(err)
+        }
+      })
+    }
   }
   return router
 }
@@ -194,14 +213,22 @@ function parseBody (req: Request, route: RouteDef): unknown {
   return checkJsonDepth(body, 'request body')
 }
 
-/** Starts the API on `management.listener.http` (and `management.listener.https` when set), HTTP Basic with the API applications. */
-export async function startApiServer (components: ApiServerComponents, table: ApiRouteTable): Promise<ApiServer> {
+/**
+ * Starts the API on `management.listener.http` (and `management.listener.https` when set),
+ * HTTP Basic with the API applications; undefined when both are `off` (nothing listens).
+ */
+export async function startApiServer (components: ApiServerComponents, table: ApiRouteTable): Promise<ApiServer | undefined> {
   const { node, logger } = components
-  const app = createApiApp(components, table, appsBasicAuthenticator(node.services.apps))
   const cfg = node.config
+  const plain = cfg['management.listener.http']
   const tls = cfg['management.listener.https']
+  if (plain === null && tls === null) {
+    logger.info('management API: management.listener.http and .https are off; nothing listens')
+    return undefined
+  }
+  const app = createApiApp(components, table, appsBasicAuthenticator(node.services.apps))
   const listeners = await startHttpListeners(app, {
-    http: { address: cfg['management.listener.http'], key: 'management.listener.http' },
+    http: plain === null ? undefined : { address: plain, key: 'management.listener.http' },
     https: tls === null
       ? undefined
       : { address: tls, key: 'management.listener.https', keyfile: cfg['management.listener.https.keyfile'], certfile: cfg['management.listener.https.certfile'] },
@@ -209,12 +236,15 @@ export async function startApiServer (components: ApiServerComponents, table: Ap
     maxConns: () => node.config['management.listener.http.max_conns']
   })
   if (listeners.httpsPort !== undefined) logger.info({ port: listeners.httpsPort }, 'management API (HTTPS) started')
-  const address = cfg['management.listener.http']
-  logger.info({ protocol: 'http:management', host: address.host, port: listeners.port }, 'listener started')
+  // the HTTP listener, or the HTTPS one when HTTP is off
+  const address = plain ?? tls!
+  const port = listeners.port ?? listeners.httpsPort!
+  const protocol = plain === null ? 'https:management' : 'http:management'
+  logger.info({ protocol, host: address.host, port }, 'listener started')
   return {
-    port: listeners.port,
-    protocol: 'http:management',
-    listenOn: `${address.host}:${listeners.port}`,
+    port,
+    protocol,
+    listenOn: `${address.host}:${port}`,
     connections: listeners.connections,
     stop: listeners.stop
   }

@@ -1,6 +1,6 @@
 /**
  * `npm run fuzz`: the long fuzzer run against a Starling process it starts, door by door
- * (`--door tcp|connect|sessions|tls|ws|wss|cluster|api|ctl|all`, default all; 1,000,000 inputs per door by
+ * (`--door tcp|connect|sessions|tls|ws|wss|proxy|cluster|api|ctl|all`, default all; 1,000,000 inputs per door by
  * default). Each door gets a fresh node. Prints progress lines, then per door the counts:
  * inputs, connections, connections closed as they had to be, process exits, uncaught
  * errors on the node's stderr, and the witness QoS 1 client's messages sent and received.
@@ -27,6 +27,7 @@ function mqttEntry (door: MqttDoor, summary: string): DoorEntry {
   return {
     name: door.name,
     summary,
+    nodeEnv: door.nodeEnv,
     run: async ({ node, inputs, seed, concurrency, strict, progress }) => {
       const stats = await runFuzz({
         door,
@@ -53,6 +54,7 @@ const DOORS: DoorEntry[] = [
   mqttEntry(MQTT_DOORS.tls, 'TLS: the tcp door\'s packets, plus bytes that are not TLS and broken handshakes'),
   mqttEntry(MQTT_DOORS.ws, 'WebSocket: the tcp door\'s packets in split and fragmented binary messages, plus bad frames and handshakes'),
   mqttEntry(MQTT_DOORS.wss, 'WebSocket over TLS: as ws, plus the TLS garbage'),
+  mqttEntry(MQTT_DOORS.proxy, 'PROXY protocol on plain TCP: a random v1/v2 header then the tcp door\'s packets, plus no header, broken and cut ones'),
   // the doors past the MQTT listeners: the cluster port, the management API, the control socket
   ...NODE_DOORS
 ]
@@ -111,7 +113,7 @@ async function main (): Promise<void> {
   let allOk = true
   const summary: string[] = []
   for (const door of chosen) {
-    const node = await startFuzzNode(repoRoot, strict ? { STARLING_MQTT__STRICT_MODE: 'true' } : {})
+    const node = await startFuzzNode(repoRoot, { ...(strict ? { STARLING_MQTT__STRICT_MODE: 'true' } : {}), ...door.nodeEnv })
     process.stdout.write(`\n== door ${door.name}: ${door.summary}\n`)
     let exits = 0
     const result = await door.run({

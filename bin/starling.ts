@@ -58,10 +58,11 @@ export async function main (argv: string[]): Promise<void> {
     const info = listener.info()
     console.log(`Start ${info.protocol} listener on ${info.listen_on} successfully.`)
   }
-  console.log(`Start cluster listener on ${node.cluster.mesh.listenOn} successfully.`)
+  if (config['cluster.listen'] !== null) console.log(`Start cluster listener on ${node.cluster.mesh.listenOn} successfully.`)
   const api = node.api.server
-  if (api !== undefined) console.log(`Start http:management listener on ${api.listenOn} successfully.`)
+  if (api !== undefined) console.log(`Start ${api.protocol} listener on ${api.listenOn} successfully.`)
   console.log(`Starling ${VERSION} (${node.name}) is running now!`)
+  showGeneratedSecret(config['management.default_application.id'], node.services.generatedApiSecret)
   // the log file is written asynchronously: wait until its lines are out (at most 2 s, a
   // stuck disk must not keep a stopping node alive; pino's exit handler writes the rest)
   const exitAfterFlush = (code: number): void => {
@@ -83,6 +84,17 @@ export async function main (argv: string[]): Promise<void> {
   }
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
+}
+
+/**
+ * At the first start, the default application's generated secret: once, on stderr, after
+ * the listeners are open (so it is the last thing a terminal shows), the secret alone on
+ * its line so that a script can take it.
+ */
+function showGeneratedSecret (appId: string, secret: string | null): void {
+  if (secret === null) return
+  console.error(`The management API's default application "${appId}" was created with this generated secret (HTTP Basic ${appId}:<secret>; shown only now, keep it; management.default_application.secret sets your own):`)
+  console.error(secret)
 }
 
 main(process.argv).catch((err) => {

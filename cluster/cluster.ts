@@ -32,7 +32,7 @@ import { registerClusterControl } from './control.js'
 import { registerClusterOperations } from './operations.js'
 import type { Logger } from '../node/logger.js'
 import { BadRpcError, NotFoundError, RefusedError } from '../node/errors.js'
-import { Mesh, type Hello } from './mesh.js'
+import { Mesh, LISTEN_OFF, type Hello } from './mesh.js'
 import { MeshRpc } from './rpc.js'
 import { Routing, type RoutingComponents } from './routing.js'
 import { parseNodeAddress } from './node-address.js'
@@ -111,7 +111,7 @@ export class Cluster {
 
   constructor (readonly node: ClusterComponents) {
     this.log = node.logger.child({ component: 'cluster' })
-    const listen = node.config['cluster.listen'] as { host: string, port: number }
+    const listen = node.config['cluster.listen']
     this.mesh = new Mesh({
       name: node.name,
       cookie: node.config['node.cookie'],
@@ -165,7 +165,9 @@ export class Cluster {
     })
     this.timer = setInterval(() => { this.tick() }, TICK_MS)
     this.timer.unref()
-    if (this.node.config['cluster.discovery'] === 'static') {
+    if (this.node.config['cluster.discovery'] === 'static' && this.node.config['cluster.listen'] === null) {
+      this.log.warn('cluster.discovery = static, but cluster.listen is off: the seeds are not joined')
+    } else if (this.node.config['cluster.discovery'] === 'static') {
       const seeds = String(this.node.config['cluster.static.seeds'] ?? '').split(',').map(s => s.trim()).filter(s => s !== '')
         .map(seed => parseNodeAddress(seed)).filter(seed => seed.name !== this.node.name)
       // a node without members (new, or it left) joins through its seeds, as `cluster join`
@@ -188,6 +190,7 @@ export class Cluster {
   async join (target: string): Promise<MemberInfo[]> {
     const { name, host, port } = parseNodeAddress(target)
     if (name === this.node.name) throw new RefusedError(`cannot join ${target}: that is this node`)
+    if (this.node.config['cluster.listen'] === null) throw new RefusedError(`cannot join ${target}: ${LISTEN_OFF}`)
     // already a running member of that node's cluster: nothing to do
     if (this.book.isMember(name) && this.isRunning(name)) return this.status()
     // As EMQ X's `cluster join`: a node joins the other node's cluster and leaves its own,

@@ -113,11 +113,14 @@ export interface MeshEvents {
   drain: [name: string]
 }
 
+/** Why a node with `cluster.listen = off` cannot dial or be dialled. */
+export const LISTEN_OFF = 'cluster.listen is off on this node: it does not cluster; set cluster.listen to an address (default 0.0.0.0:4370) and restart'
+
 export interface MeshInit {
   name: string
   cookie: string
-  /** Address to listen on. */
-  listen: { host: string, port: number }
+  /** Address to listen on; null (`cluster.listen = off`): no mesh port, and the mesh never starts. */
+  listen: { host: string, port: number } | null
   /** File the node's libp2p key is kept in (identity survives restarts). */
   keyFile: string
   logger: Logger
@@ -419,6 +422,10 @@ export class Mesh extends EventEmitter<MeshEvents> {
    * else at the first connection on the port or the first {@link dial}.
    */
   async start (options: { wake?: boolean } = {}): Promise<void> {
+    if (this.init.listen === null) {
+      this.log.info('cluster.listen is off: no cluster port; this node does not cluster')
+      return
+    }
     await this.door.listen(this.init.listen.host, this.init.listen.port)
     this.addr = `${this.init.name.split('@')[1]}:${this.door.port}`
     this.log.info({ addr: this.addr }, 'cluster mesh listening')
@@ -437,6 +444,7 @@ export class Mesh extends EventEmitter<MeshEvents> {
    * failed is logged, the connections waiting are dropped, and the next use tries again.
    */
   async wake (): Promise<MeshHost> {
+    if (this.init.listen === null) throw new Error(LISTEN_OFF)
     if (this.waking === null) {
       this.waking = this.startHost()
       this.waking.catch((err: Error) => {
@@ -454,7 +462,7 @@ export class Mesh extends EventEmitter<MeshEvents> {
     if (this.stopped) throw new Error('the mesh is stopping')
     const host = await startMeshHost({
       door: this.door,
-      listen: multiaddrOf(this.init.listen.host, this.door.port),
+      listen: multiaddrOf(this.init.listen!.host, this.door.port),
       psk: pskFromCookie(this.init.cookie),
       keyFile: this.init.keyFile
     })
@@ -517,11 +525,12 @@ export class Mesh extends EventEmitter<MeshEvents> {
   /** The peers gossipsub exchanges control messages with (none before libp2p starts). */
   gossipPeers (): string[] { return this.host?.gossipPeers() ?? [] }
 
-  /** The port the mesh listens on. */
-  get port (): number { return this.door.port }
+  /** The port the mesh listens on; 0 when `cluster.listen` is off. */
+  get port (): number { return this.init.listen === null ? 0 : this.door.port }
 
   /** Where the mesh listens (`cluster.listen`'s host, the bound port), for the start banner. */
   get listenOn (): string {
+    if (this.init.listen === null) return 'off'
     const host = this.init.listen.host
     return `${host.includes(':') ? `[${host}]` : host}:${this.port}`
   }

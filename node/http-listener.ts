@@ -16,8 +16,8 @@ import { ListenError } from './listen-error.js'
 
 /** Where and how to listen. */
 export interface HttpListenerSpec {
-  /** The plain HTTP address, and the configuration key it came from (for the bind error). */
-  http: { address: ListenerAddress, key: string }
+  /** The plain HTTP address, and the configuration key it came from (for the bind error); absent: HTTP is off. */
+  http?: { address: ListenerAddress, key: string }
   /**
    * The HTTPS address when one is configured, with its PEM files (`cacertfile` optional: the
    * CAs client certificates are checked against, which also complete the chain sent), and
@@ -30,8 +30,8 @@ export interface HttpListenerSpec {
 
 /** Running HTTP(S) listeners. */
 export interface HttpListeners {
-  /** The bound HTTP port (differs from the configured one when that was 0). */
-  readonly port: number
+  /** The bound HTTP port (differs from the configured one when that was 0); undefined when HTTP is off. */
+  readonly port: number | undefined
   /** The bound HTTPS port, when HTTPS is on. */
   readonly httpsPort: number | undefined
   /** Connections open now, over both. */
@@ -95,7 +95,7 @@ export async function startHttpListeners (app: http.RequestListener, spec: HttpL
   }
   let current = spec.http
   try {
-    const port = await listen(http.createServer(app), spec.http.address)
+    const port = spec.http === undefined ? undefined : await listen(http.createServer(app), spec.http.address)
     let httpsPort: number | undefined
     if (spec.https !== undefined) {
       const tls = spec.https
@@ -116,6 +116,7 @@ export async function startHttpListeners (app: http.RequestListener, spec: HttpL
     return { port, httpsPort, connections: () => open, stop }
   } catch (err) {
     await stop()
+    if (current === undefined) throw err
     throw new ListenError(current.key, current.address.text, err)
   }
 }

@@ -174,8 +174,7 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
       try {
         await cluster.start()
       } catch (err: any) {
-        const listen = config['cluster.listen'] as { host: string, port: number }
-        throw new ListenError('cluster.listen', `${listen.host}:${listen.port}`, err)
+        throw new ListenError('cluster.listen', config['cluster.listen']?.text ?? 'off', err)
       }
       onStop(() => cluster.stop())
       warnOfDefaultCookie(config, logger)
@@ -225,6 +224,7 @@ function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): Liste
       acceptors: c[`${key}.acceptors`]
     }
     if (kind === 'ws' || kind === 'wss') spec.path = c[`${key}.mqtt_path`]
+    if (c[`${key}.proxy_protocol`] === true) spec.proxyProtocol = { timeoutMs: c[`${key}.proxy_protocol_timeout`] }
     if (kind === 'ssl' || kind === 'wss') {
       const file = (k: string): string => resolve(cwd, c[`${key}.${k}`])
       spec.tls = {
@@ -253,7 +253,8 @@ function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): Liste
  * with it lets anyone who can connect join the cluster. Said once at start.
  */
 function warnOfDefaultCookie (config: StarlingConfig, logger: Logger): void {
-  const listen = config['cluster.listen'] as { host: string }
+  const listen = config['cluster.listen']
+  if (listen === null) return
   const loopback = listen.host === 'localhost' || listen.host === '::1' || listen.host.startsWith('127.')
   if (loopback || config['node.cookie'] !== CONFIG_SCHEMA['node.cookie'].default) return
   logger.warn({ key: 'node.cookie', listen: listen.host }, 'the cluster listens beyond loopback with the default node.cookie: anyone who can reach it can join; set your own cookie')

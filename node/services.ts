@@ -30,6 +30,12 @@ export interface NodeServices {
    * and banned list; the rule engine and the plugins add the tables they keep.
    */
   backup: BackupSections
+  /**
+   * The default application's secret when this start generated it (the node's first start
+   * with `management.default_application.secret` empty), else null: the program shows it
+   * once, after the listeners are open (bin/starling.ts). Never logged.
+   */
+  generatedApiSecret: string | null
 }
 
 /** Where plugin configuration comes from. */
@@ -91,9 +97,9 @@ export async function startServices (node: ServicesComponents, init: ServicesIni
   await apps.migrate()
   const generated = await apps.bootstrap(node.config['management.default_application.id'], node.config['management.default_application.secret'])
   if (generated !== null) {
-    // shown once: the operator copies it (or sets management.default_application.secret)
-    node.logger.warn({ app_id: node.config['management.default_application.id'], secret: generated },
-      'management API: created the default application with a generated secret; keep it, it is not shown again')
+    // the secret itself is shown once by the program, on stderr (a log file keeps no credential)
+    node.logger.warn({ app_id: node.config['management.default_application.id'] },
+      'management API: created the default application with a generated secret; it is printed once on standard error')
   }
   unregister(registerAppsControl(node, apps))
 
@@ -109,7 +115,7 @@ export async function startServices (node: ServicesComponents, init: ServicesIni
     etcDir: init.etcDir ?? resolve(init.cwd, 'etc'),
     env: init.env
   })
-  return { acl, banned, stats, alarms, traces, apps, plugins, backup }
+  return { acl, banned, stats, alarms, traces, apps, plugins, backup, generatedApiSecret: generated }
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * The management API door of the fuzzer: schema-aware mutation of every route of the route
- * table (api/routes/index.ts `API_ROUTES`: method, path, body schema). Each input is one HTTP
+ * table (api/routes/index.ts `API_ROUTES`: method, path, body schema), a quarter of the
+ * requests at their `/api/v4/` path. Each input is one HTTP
  * request: a body built from the route's schema and mutated (wrong types, missing, extra and
  * prototype-polluting fields, huge strings, deep nesting, unicode, numbers out of range, null),
  * random query strings, path parameters that are random, existing or malicious, bodies that
@@ -63,7 +64,7 @@ const ITEM_KEYS = ['id', 'app_id', 'clientid', 'username', 'name', 'who']
 const KINDS = ['schema-body', 'schema-body', 'schema-body', 'query', 'path-params', 'bad-json', 'deep-json', 'content-type', 'huge-body', 'bad-auth', 'wrong-method', 'raw-http'] as const
 type Kind = typeof KINDS[number]
 
-interface Request { method: string, path: string, headers: Record<string, string>, body?: string | Buffer, route?: RouteDef }
+interface Request { method: string, path: string, headers: Record<string, string>, body?: string | Buffer, route?: RouteDef, base?: string }
 
 /** Runs the API door; resolves with the counts once the witness has caught up. */
 export async function runApiDoor (opts: ApiDoorOptions): Promise<DoorStats> {
@@ -128,6 +129,8 @@ function build (r: Random, kind: Kind, ctx: Context): Request {
   const route = r.pick(API_ROUTES)
   const headers: Record<string, string> = { authorization: ctx.auth, 'content-type': 'application/json' }
   const req: Request = { method: route.method, path: fillPath(r, route, ctx, kind === 'path-params'), headers, route }
+  // a quarter through /api/v4/: the same handlers behind EMQ X 4.4's names (api/v4.ts)
+  if (r.chance(0.25)) req.base = ctx.base.replace(/\/api\/v3$/, '/api/v4')
   const body = (): string => JSON.stringify(fromSchema(r, route.body, 0, route.body === undefined ? 1 : 0.3)) ?? 'null'
   switch (kind) {
     case 'schema-body':
@@ -228,7 +231,7 @@ async function send (req: Request, stats: DoorStats, kind: Kind, ctx: Context): 
   const what = `${req.method} ${req.path.slice(0, 200)}${req.body === undefined ? '' : ` body ${String(req.body).slice(0, 300)}`} [${kind}]`
   let res: Response
   try {
-    res = await fetch(ctx.base + req.path, { method: req.method, headers: req.headers, body: req.body, signal: AbortSignal.timeout(10_000) })
+    res = await fetch((req.base ?? ctx.base) + req.path, { method: req.method, headers: req.headers, body: req.body, signal: AbortSignal.timeout(10_000) })
   } catch (err: any) {
     // a path the client refuses to send (bad percent-encoding) never reached the node
     if (err?.name === 'TypeError' && /URL|ByteString|header/i.test(String(err.message) + String(err.cause?.message ?? ''))) { count(stats.answers, 'not sendable'); return }

@@ -28,5 +28,7 @@ export interface DoorResult {
 export interface DoorEntry {
   name: string
   summary: string
+  /** `STARLING_*` variables the door's node is started with (default none). */
+  nodeEnv?: Record<string, string>
   run: (run: DoorRun) => Promise<DoorResult>
 }

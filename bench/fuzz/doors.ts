@@ -7,7 +7,8 @@ import type { MqttDoor } from './driver.js'
 import { packetScript } from './packet-source.js'
 import { connectScript } from './connect-cases.js'
 import { sessionScript } from './sessions.js'
-import { tcpTransport, tlsTransport, wsTransport, wssTransport, tlsGarbage, wsGarbage, wssGarbage } from './transports.js'
+import { tcpTransport, tlsTransport, wsTransport, wssTransport, tlsGarbage, wsGarbage, wssGarbage, prefacedTcpTransport } from './transports.js'
+import { proxyGarbage, randomProxyHeader } from './proxy-headers.js'
 
 /** Plain TCP: a CONNECT, packets, then a protocol error or a blind mutation. */
 export const tcpDoor: MqttDoor = { name: 'tcp', listener: 'mqtt:tcp', transport: tcpTransport, source: packetScript }
@@ -27,7 +28,23 @@ export const wsDoor: MqttDoor = { name: 'ws', listener: 'mqtt:ws', transport: ws
 /** WebSocket over TLS: as ws, the garbage half WebSocket, half TLS. */
 export const wssDoor: MqttDoor = { name: 'wss', listener: 'mqtt:wss', transport: wssTransport, source: packetScript, garbage: wssGarbage, garbageShare: 0.15 }
 
+/**
+ * PROXY protocol on plain TCP (`listener.tcp.external.proxy_protocol = on`): a random valid
+ * v1 or v2 header, then the tcp door's packets; on 20% of the connections no header, a broken
+ * or a cut one.
+ */
+export const proxyDoor: MqttDoor = {
+  name: 'proxy',
+  listener: 'mqtt:tcp',
+  transport: prefacedTcpTransport(randomProxyHeader),
+  source: packetScript,
+  garbage: proxyGarbage,
+  garbageShare: 0.2,
+  preface: randomProxyHeader,
+  nodeEnv: { STARLING_LISTENER__TCP__EXTERNAL__PROXY_PROTOCOL: 'on' }
+}
+
 /** Every MQTT door, by name. */
 export const MQTT_DOORS: Readonly<Record<string, MqttDoor>> = {
-  tcp: tcpDoor, connect: connectDoor, sessions: sessionsDoor, tls: tlsDoor, ws: wsDoor, wss: wssDoor
+  tcp: tcpDoor, connect: connectDoor, sessions: sessionsDoor, tls: tlsDoor, ws: wsDoor, wss: wssDoor, proxy: proxyDoor
 }

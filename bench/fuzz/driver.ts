@@ -8,6 +8,7 @@
  * sends may be lost. Used by the seeded slices in `test/e2e/fuzz*.test.ts` and by
  * `bench/fuzz.ts` (the long run).
  */
+import net from 'node:net'
 import mqtt, { type IClientOptions } from 'mqtt'
 import { Random } from './packets.js'
 import { writes } from './mutator.js'
@@ -73,6 +74,13 @@ export interface MqttDoor {
   garbageShare?: number
   /** The witness subscriber keeps a persistent session and leaves and comes back all the time. */
   persistentWitness?: boolean
+  /**
+   * Bytes every connection of the door sends before MQTT, the witness's too (the `proxy`
+   * door's PROXY header); the door's transport sends them for the fuzz connections.
+   */
+  preface?: (r: Random) => Buffer
+  /** `STARLING_*` variables the door's node needs (`npm run fuzz` starts it with them). */
+  nodeEnv?: Record<string, string>
 }
 
 /** What to run. */
@@ -454,8 +462,14 @@ async function startWitness (door: MqttDoor, ep: Endpoint, stats: FuzzStats): Pr
     clean: !persistent,
     properties: persistent ? { sessionExpiryInterval: 600 } : undefined
   }
-  let sub = mqtt.connect(url, subOpts)
-  const pub = mqtt.connect(url, { ...base, protocolVersion: 4, clientId: `fuzz-witness-pub-${door.name}` })
+  // with a preface, over a TCP socket that sends it first
+  const preface = door.preface
+  const random = new Random(0x77)
+  const open = (opts: IClientOptions): mqtt.MqttClient => preface === undefined
+    ? mqtt.connect(url, opts)
+    : new mqtt.MqttClient(() => { const s = net.connect(ep.port, ep.host); s.write(preface(random)); return s }, opts)
+  let sub = open(subOpts)
+  const pub = open({ ...base, protocolVersion: 4, clientId: `fuzz-witness-pub-${door.name}` })
   const seen = new Set<string>()
   const listen = (c: mqtt.MqttClient): void => {
     c.on('error', () => {})
@@ -483,7 +497,7 @@ async function startWitness (door: MqttDoor, ep: Endpoint, stats: FuzzStats): Pr
           if (!running) break
           await sub.endAsync()
           await sleep(200)
-          sub = mqtt.connect(url, subOpts)
+          sub = open(subOpts)
           listen(sub)
           try { await connected(sub) } catch { subLost = true; break }
           stats.witnessReconnects++

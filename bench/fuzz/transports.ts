@@ -73,6 +73,18 @@ function streamSocket (socket: net.Socket, ready: 'connect' | 'secureConnect'): 
 /** Plain TCP. */
 export const tcpTransport: Transport = async (ep) => await streamSocket(net.connect(ep.port, ep.host), 'connect')
 
+/**
+ * Plain TCP whose every connection first sends `preface(r)` (the `proxy` door's PROXY
+ * header, bench/fuzz/proxy-headers.ts), then MQTT.
+ */
+export function prefacedTcpTransport (preface: (r: Random) => Buffer): Transport {
+  return async (ep, r) => {
+    const socket = net.connect(ep.port, ep.host)
+    socket.write(preface(r))
+    return await streamSocket(socket, 'connect')
+  }
+}
+
 /** TLS (the dev certificates are self-signed: not verified). */
 export const tlsTransport: Transport = async (ep) =>
   await streamSocket(tls.connect({ host: ep.host, port: ep.port, rejectUnauthorized: false, servername: 'localhost' }), 'secureConnect')

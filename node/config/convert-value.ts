@@ -31,7 +31,8 @@ function parseBySpec (spec: KeySpec, s: string): ConfigValue | undefined {
     case 'bool':
       return parseBool(s)
     case 'address':
-      if (s === '' && spec.optional === true) return null
+      // `off` as EMQ X 4 writes a listener that is not wanted; empty, as earlier versions did
+      if ((s === '' || s === 'off') && spec.optional === true) return null
       return parseAddress(s)
     case 'int':
       return inRange(parseInteger(s), spec.min, spec.max)
@@ -67,7 +68,7 @@ export function allowedText (spec: KeySpec): string {
       return 'on, off, true or false'
     case 'address':
       return 'an address such as 0.0.0.0:1883, 127.0.0.1:1883, [::]:1883 or a bare port (1883; 0 = any free port)' +
-        (spec.optional === true ? ', or empty to turn it off' : '')
+        (spec.optional === true ? ', or off (or empty) to turn it off' : '')
     case 'int':
       return 'an integer' + rangeText(spec.min, spec.max, String)
     case 'float':

@@ -72,7 +72,7 @@ export interface BoolSpec extends BaseSpec {
   readonly type: 'bool'
 }
 
-/** A listen address; `optional` lets an empty value mean "off" (value `null`). */
+/** A listen address; `optional` lets `off` (or an empty value) turn it off (value `null`). */
 export interface AddressSpec extends BaseSpec {
   readonly type: 'address'
   readonly optional?: boolean

@@ -27,19 +27,21 @@ export const CONFIG_SCHEMA = {
   'node.data_dir': { type: 'path', default: 'data', live: false, doc: 'Directory for the durable store, the control socket and generated secrets; created 0700, its files 0600 (the node\'s user only).' },
 
   // ---- cluster
-  'cluster.listen': { type: 'address', default: '0.0.0.0:4370', live: false, doc: 'Address the cluster mesh listens on for other nodes.' },
+  'cluster.listen': { type: 'address', optional: true, default: '0.0.0.0:4370', live: false, doc: 'Address the cluster mesh listens on for other nodes; off: a node that will never cluster, with no mesh port (cluster join to or from it is refused).' },
   'cluster.discovery': { type: 'enum', values: ['manual', 'static'], default: 'manual', live: false, doc: 'How nodes find each other: manual (cluster join from the control tool) or static (cluster.static.seeds).' },
   'cluster.static.seeds': { type: 'string', default: '', allowEmpty: true, pattern: NODE_NAME_LIST, hint: 'comma-separated node names such as n1@10.0.0.1,n2@10.0.0.2', live: false, doc: 'Nodes to join at start when cluster.discovery = static.' },
   'cluster.autoheal': { type: 'bool', default: 'on', live: false, doc: 'Heal a partitioned cluster automatically once the nodes see each other again.' },
   'cluster.autoclean': { type: 'duration', default: '5m', live: false, doc: 'Remove a node that has been down this long from the cluster.' },
 
   // ---- listener.tcp
-  'listener.tcp.external': { type: 'address', default: '0.0.0.0:1883', live: false, doc: 'Address of the MQTT over TCP listener.' },
+  'listener.tcp.external': { type: 'address', optional: true, default: '0.0.0.0:1883', live: false, doc: 'Address of the MQTT over TCP listener; off turns it off.' },
   'listener.tcp.external.acceptors': { type: 'int', default: '8', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/TCP listener (reported by the listeners API).' },
   'listener.tcp.external.max_conns': { type: 'int', default: '1024000', min: 1, live: false, doc: 'Most concurrent connections the MQTT/TCP listener accepts.' },
+  'listener.tcp.external.proxy_protocol': { type: 'bool', default: 'off', live: false, doc: 'Every connection to the MQTT/TCP listener starts with a PROXY protocol header (v1 or v2) from a load balancer, and the client\'s address is the one it gives (connections API, ACL ipaddr rules, logs); a connection without a valid header is closed. docs/proxy-protocol.md.' },
+  'listener.tcp.external.proxy_protocol_timeout': { type: 'duration', default: '3s', min: 1, live: false, doc: 'With proxy_protocol on: how long the MQTT/TCP listener waits for the PROXY header before closing the connection.' },
 
   // ---- listener.ssl
-  'listener.ssl.external': { type: 'address', default: '0.0.0.0:8883', live: false, doc: 'Address of the MQTT over TLS listener.' },
+  'listener.ssl.external': { type: 'address', optional: true, default: '0.0.0.0:8883', live: false, doc: 'Address of the MQTT over TLS listener; off turns it off.' },
   'listener.ssl.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/TLS listener (reported by the listeners API).' },
   'listener.ssl.external.max_conns': { type: 'int', default: '102400', min: 1, live: false, doc: 'Most concurrent connections the MQTT/TLS listener accepts.' },
   'listener.ssl.external.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the MQTT/TLS listener (development keys are generated when missing).' },
@@ -50,15 +52,19 @@ export const CONFIG_SCHEMA = {
   'listener.ssl.external.psk_ciphers': { type: 'string', default: 'PSK-AES128-CBC-SHA,PSK-AES256-CBC-SHA,PSK-3DES-EDE-CBC-SHA,PSK-RC4-SHA', live: false, doc: 'TLS 1.2 PSK cipher suites offered while svc_psk_file is loaded (EMQ X\'s list; suites this OpenSSL lacks, 3DES and RC4 in OpenSSL 3, are left out). TLS 1.3 PSK uses its own suites.' },
   'listener.ssl.external.peer_cert_as_username': { type: 'enum', values: ['off', 'cn', 'dn', 'crt', 'pem', 'md5'], default: 'off', live: false, doc: 'Take the MQTT username from the client certificate: cn its CN, dn its subject DN, crt the DER bytes, pem the DER in base64, md5 the DER\'s MD5 (hex); off: the CONNECT\'s. A client without a certificate keeps its own.' },
   'listener.ssl.external.handshake_timeout': { type: 'duration', default: '15s', min: 1, live: false, doc: 'Longest a TLS handshake may take before the connection is closed (EMQ X\'s default; Node\'s own is 120s). Bytes that only look like the start of a TLS record are waited for until then.' },
+  'listener.ssl.external.proxy_protocol': { type: 'bool', default: 'off', live: false, doc: 'Every connection to the MQTT/TLS listener starts with a PROXY protocol header (v1 or v2) from a load balancer, and the client\'s address is the one it gives (connections API, ACL ipaddr rules, logs); a connection without a valid header is closed. Before the TLS handshake. docs/proxy-protocol.md.' },
+  'listener.ssl.external.proxy_protocol_timeout': { type: 'duration', default: '3s', min: 1, live: false, doc: 'With proxy_protocol on: how long the MQTT/TLS listener waits for the PROXY header before closing the connection.' },
 
   // ---- listener.ws
-  'listener.ws.external': { type: 'address', default: '0.0.0.0:8083', live: false, doc: 'Address of the MQTT over WebSocket listener.' },
+  'listener.ws.external': { type: 'address', optional: true, default: '0.0.0.0:8083', live: false, doc: 'Address of the MQTT over WebSocket listener; off turns it off.' },
   'listener.ws.external.mqtt_path': { type: 'string', default: '/mqtt', pattern: /^\/\S*$/, hint: 'a URL path starting with /', live: false, doc: 'URL path of the MQTT/WebSocket endpoint.' },
   'listener.ws.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/WebSocket listener (reported by the listeners API).' },
   'listener.ws.external.max_conns': { type: 'int', default: '102400', min: 1, live: false, doc: 'Most concurrent connections the MQTT/WebSocket listener accepts.' },
+  'listener.ws.external.proxy_protocol': { type: 'bool', default: 'off', live: false, doc: 'Every connection to the MQTT/WebSocket listener starts with a PROXY protocol header (v1 or v2) from a load balancer, and the client\'s address is the one it gives (connections API, ACL ipaddr rules, logs); a connection without a valid header is closed. Before the HTTP upgrade. docs/proxy-protocol.md.' },
+  'listener.ws.external.proxy_protocol_timeout': { type: 'duration', default: '3s', min: 1, live: false, doc: 'With proxy_protocol on: how long the MQTT/WebSocket listener waits for the PROXY header before closing the connection.' },
 
   // ---- listener.wss
-  'listener.wss.external': { type: 'address', default: '0.0.0.0:8084', live: false, doc: 'Address of the MQTT over secure WebSocket listener.' },
+  'listener.wss.external': { type: 'address', optional: true, default: '0.0.0.0:8084', live: false, doc: 'Address of the MQTT over secure WebSocket listener; off turns it off.' },
   'listener.wss.external.mqtt_path': { type: 'string', default: '/mqtt', pattern: /^\/\S*$/, hint: 'a URL path starting with /', live: false, doc: 'URL path of the MQTT/secure WebSocket endpoint.' },
   'listener.wss.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/secure WebSocket listener (reported by the listeners API).' },
   'listener.wss.external.max_conns': { type: 'int', default: '16', min: 1, live: false, doc: 'Most concurrent connections the MQTT/secure WebSocket listener accepts.' },
@@ -67,17 +73,19 @@ export const CONFIG_SCHEMA = {
   'listener.wss.external.cacertfile': { type: 'path', default: 'etc/certs/cacert.pem', live: false, doc: 'PEM CA certificates that client certificates are checked against.' },
   'listener.wss.external.verify': { type: 'enum', values: TLS_VERIFY, default: 'verify_none', live: false, doc: 'verify_peer asks clients for a certificate and checks it against cacertfile; verify_none does not ask.' },
   'listener.wss.external.fail_if_no_peer_cert': { type: 'bool', default: 'false', live: false, doc: 'With verify_peer: refuse clients that send no certificate.' },
+  'listener.wss.external.proxy_protocol': { type: 'bool', default: 'off', live: false, doc: 'Every connection to the MQTT/secure WebSocket listener starts with a PROXY protocol header (v1 or v2) from a load balancer, and the client\'s address is the one it gives (connections API, ACL ipaddr rules, logs); a connection without a valid header is closed. Before the TLS handshake. docs/proxy-protocol.md.' },
+  'listener.wss.external.proxy_protocol_timeout': { type: 'duration', default: '3s', min: 1, live: false, doc: 'With proxy_protocol on: how long the MQTT/secure WebSocket listener waits for the PROXY header before closing the connection.' },
 
   // ---- management API and dashboard
-  'management.listener.http': { type: 'address', default: '0.0.0.0:8080', live: false, doc: 'Address of the management REST API (/api/v3/) over HTTP.' },
+  'management.listener.http': { type: 'address', optional: true, default: '0.0.0.0:8080', live: false, doc: 'Address of the management REST API (/api/v3/, /api/v4/, /status) over HTTP; off turns HTTP off.' },
   'management.listener.http.max_conns': { type: 'int', default: '512', min: 1, live: true, doc: 'Most concurrent connections of the management HTTP listener.' },
-  'management.listener.https': { type: 'address', optional: true, default: '', live: false, doc: 'Address of the management REST API over HTTPS; empty turns HTTPS off.' },
+  'management.listener.https': { type: 'address', optional: true, default: '', live: false, doc: 'Address of the management REST API over HTTPS; off (or empty) turns HTTPS off.' },
   'management.listener.https.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the management HTTPS listener.' },
   'management.listener.https.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the management HTTPS listener.' },
   'management.default_application.id': { type: 'string', default: 'admin', pattern: /^\S+$/, hint: 'an id without spaces', live: false, doc: 'AppId of the API application created at first start (Basic auth user of /api/v3/).' },
   'management.default_application.secret': { type: 'string', default: '', allowEmpty: true, live: false, secret: true, doc: 'Secret of that application; empty: one is generated at first start and shown once in the log. Stored only as a salted hash.' },
-  'dashboard.listener.http': { type: 'address', default: '0.0.0.0:18083', live: false, doc: 'Address of the dashboard (svc_dashboard: its sign-in, users and the whole /api/v3/ for signed-in users) over HTTP.' },
-  'dashboard.listener.https': { type: 'address', optional: true, default: '', live: false, doc: 'Address of the dashboard over HTTPS; empty turns HTTPS off. The session cookie is marked Secure on it.' },
+  'dashboard.listener.http': { type: 'address', optional: true, default: '0.0.0.0:18083', live: false, doc: 'Address of the dashboard (svc_dashboard: its sign-in, users and the whole /api/v3/ and /api/v4/ for signed-in users) over HTTP; off turns HTTP off.' },
+  'dashboard.listener.https': { type: 'address', optional: true, default: '', live: false, doc: 'Address of the dashboard over HTTPS; off (or empty) turns HTTPS off. The session cookie is marked Secure on it.' },
   'dashboard.listener.https.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the dashboard HTTPS listener.' },
   'dashboard.listener.https.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the dashboard HTTPS listener.' },
   'dashboard.listener.https.cacertfile': { type: 'path', default: 'etc/certs/cacert.pem', live: false, doc: 'PEM CA certificates that browser (client) certificates are checked against, read only with verify_peer.' },

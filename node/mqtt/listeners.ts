@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream'
 import { WebSocketServer, createWebSocketStream } from 'ws'
 import type { Logger } from '../logger.js'
 import type { Broker } from './broker.js'
+import { readProxyHeader, type ProxyAddress } from './proxy-protocol.js'
 
 /** WebSocket sub-protocols an MQTT client may ask for (spec: default ports table). */
 const MQTT_WS_PROTOCOLS = ['mqtt', 'mqttv3.1', 'mqttv3.1.1']
@@ -61,6 +62,12 @@ export interface ListenerSpec {
   tls?: ListenerTls
   /** WebSocket path, e.g. `/mqtt`. */
   path?: string
+  /**
+   * `proxy_protocol = on`: every connection starts with a PROXY protocol header (v1 or v2,
+   * node/mqtt/proxy-protocol.ts), read within `timeoutMs` (`proxy_protocol_timeout`) before
+   * TLS, HTTP or MQTT; the client's address is the header's. Absent: off.
+   */
+  proxyProtocol?: { timeoutMs: number }
 }
 
 /** A listener as the listeners API and `starling-ctl listeners` report it (spec: Listener). */
@@ -80,6 +87,14 @@ export interface ListenerInfo {
  */
 export class MqttListener {
   private server: net.Server | http.Server | null = null
+  /** With `proxyProtocol`: the server that listens, reads each header, then hands the socket to {@link server}. */
+  private front: net.Server | null = null
+  /**
+   * With `proxyProtocol`: the client's address by the load balancer's connection
+   * (`<address>|<port>` of the accepted socket, which a TLS socket over it reports too),
+   * from the header until that connection closes.
+   */
+  private readonly proxied = new Map<string, ProxyAddress>()
   private wss: WebSocketServer | null = null
   private current = 0
   private readonly shutdowns = new Map<string, number>()
@@ -150,17 +165,49 @@ export class MqttListener {
       })
       this.server = web
     }
-    this.server.maxConnections = spec.maxConns
+    const inner = this.server
+    if (spec.proxyProtocol !== undefined) {
+      const { timeoutMs } = spec.proxyProtocol
+      this.front = net.createServer(socket => { this.readProxy(socket, inner, timeoutMs) })
+    }
+    const listening = this.front ?? this.server
+    listening.maxConnections = spec.maxConns
     await new Promise<void>((resolve, reject) => {
-      this.server!.once('error', reject)
-      this.server!.listen(spec.port, spec.host, () => {
-        this.server!.off('error', reject)
-        this.boundPort = (this.server!.address() as net.AddressInfo).port
+      listening.once('error', reject)
+      listening.listen(spec.port, spec.host, () => {
+        listening.off('error', reject)
+        this.boundPort = (listening.address() as net.AddressInfo).port
         resolve()
       })
     })
-    this.server.on('error', err => this.logger.error({ err, protocol: spec.protocol }, 'listener error'))
-    this.logger.info({ protocol: spec.protocol, host: spec.host, port: this.boundPort }, 'listener started')
+    listening.on('error', err => this.logger.error({ err, protocol: spec.protocol }, 'listener error'))
+    this.logger.info({ protocol: spec.protocol, host: spec.host, port: this.boundPort, proxy_protocol: spec.proxyProtocol !== undefined }, 'listener started')
+  }
+
+  /**
+   * Reads the PROXY header of a connection to the front server, then hands the socket, the
+   * bytes after the header still in it, to the listener's own server as if that had
+   * accepted it. A connection without a valid header in time is closed: it never reaches
+   * TLS, HTTP or MQTT.
+   */
+  private readProxy (socket: net.Socket, inner: net.Server, timeoutMs: number): void {
+    const key = `${socket.remoteAddress ?? ''}|${socket.remotePort ?? 0}`
+    readProxyHeader(socket, timeoutMs).then((header) => {
+      if (socket.destroyed) return
+      if (header.source !== undefined) {
+        this.proxied.set(key, header.source)
+        socket.once('close', () => this.proxied.delete(key))
+        this.logger.debug({ protocol: this.spec.protocol, balancer: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`, client: `${header.source.address}:${header.source.port}` }, 'PROXY header read')
+      }
+      inner.emit('connection', socket)
+      // a TLS server's socket takes over the connection and replays what is buffered in it
+      // (Node's TLSSocket); the others read the socket as a stream, which readProxyHeader paused
+      if (!(inner instanceof tls.Server)) socket.resume()
+    }, (err: Error) => {
+      this.logger.debug({ protocol: this.spec.protocol, peer: `${socket.remoteAddress ?? ''}:${socket.remotePort ?? 0}`, reason: err.message }, 'refused a connection without a valid PROXY header')
+      this.shutdowns.set('proxy_protocol', (this.shutdowns.get('proxy_protocol') ?? 0) + 1)
+      socket.destroy()
+    })
   }
 
   /**
@@ -214,6 +261,8 @@ export class MqttListener {
     const server = this.server
     this.server = null
     this.wss?.close()
+    this.front?.close()
+    this.front = null
     server.close()
   }
 
@@ -237,10 +286,12 @@ export class MqttListener {
     }
     this.current++
     socket.setNoDelay(true)
+    // behind a load balancer speaking PROXY: the client it carries
+    const client = this.proxied.size === 0 ? undefined : this.proxied.get(`${socket.remoteAddress ?? ''}|${socket.remotePort ?? 0}`)
     this.broker.handle(stream, {
       protocol: this.spec.protocol,
-      address: socket.remoteAddress ?? '',
-      port: socket.remotePort ?? 0,
+      address: client?.address ?? socket.remoteAddress ?? '',
+      port: client?.port ?? socket.remotePort ?? 0,
       localAddress: socket.localAddress ?? '',
       localPort: socket.localPort ?? 0,
       tlsSocket: socket instanceof tls.TLSSocket ? socket : undefined,

@@ -92,7 +92,7 @@ export function createDashboardApp (c: DashboardAppComponents): express.Express 
   app.use(originCheck)
 
   const small = express.raw({ type: () => true, limit: MAX_SIGN_IN_BYTES })
-  app.post('/api/v3/auth', small, (req, res, next) => {
+  app.post(['/api/v3/auth', '/api/v4/auth'], small, (req, res, next) => {
     Promise.resolve().then(async () => {
       const body = jsonBody(req)
       const user = await checkPassword(c.auth, req, body.username, body.password)
@@ -104,7 +104,7 @@ export function createDashboardApp (c: DashboardAppComponents): express.Express 
       })
     }).catch(next)
   })
-  app.post('/api/v3/logout', (req, res, next) => {
+  app.post(['/api/v3/logout', '/api/v4/logout'], (req, res, next) => {
     Promise.resolve().then(async () => {
       const username = await c.authenticate(req, res)
       await c.auth.users.revoke(username)
@@ -114,7 +114,7 @@ export function createDashboardApp (c: DashboardAppComponents): express.Express 
   })
   // who is signed in (the web pages ask at start: the cookie is HttpOnly); null when nobody
   // is, answered 200 so that a first visit logs no failed request in the browser
-  app.get('/api/v3/auth', (req, res, next) => {
+  app.get(['/api/v3/auth', '/api/v4/auth'], (req, res, next) => {
     Promise.resolve().then(async () => {
       let username: string
       try {

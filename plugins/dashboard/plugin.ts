@@ -62,7 +62,7 @@ async function listen (node: StarlingNode, app: Parameters<typeof startHttpListe
   const tls = cfg['dashboard.listener.https']
   const verifyPeer = cfg['dashboard.listener.https.verify'] === 'verify_peer'
   return await startHttpListeners(app, {
-    http: { address: cfg['dashboard.listener.http'], key: 'dashboard.listener.http' },
+    http: cfg['dashboard.listener.http'] === null ? undefined : { address: cfg['dashboard.listener.http'], key: 'dashboard.listener.http' },
     https: tls === null
       ? undefined
       : {
@@ -101,6 +101,11 @@ export function createDashboardPlugin (): StarlingPlugin {
       }
     },
     async load ({ node, parts, logger }) {
+      if (node.config['dashboard.listener.http'] === null && node.config['dashboard.listener.https'] === null) {
+        // loaded (its users stay managed by starling-ctl admins), serving nothing
+        logger.info('dashboard: dashboard.listener.http and .https are off; nothing listens')
+        return { unload: async () => {} }
+      }
       const components = auth ?? await attachUsers(node)
       const authenticate = dashboardAuthenticator(components)
       const tokens = createMqttTokens(logger)
@@ -122,12 +127,15 @@ export function createDashboardPlugin (): StarlingPlugin {
       }
       monitor.start()
       const unregisterTokens = registerMqttTokens(node, tokens)
-      const address = node.config['dashboard.listener.http']
-      logger.info({ protocol: 'http:dashboard', host: address.host, port: listeners.port }, 'listener started')
-      if (listeners.httpsPort !== undefined) logger.info({ protocol: 'https:dashboard', port: listeners.httpsPort }, 'dashboard (HTTPS) started')
+      // the HTTP listener, or the HTTPS one when HTTP is off
+      const address = node.config['dashboard.listener.http'] ?? node.config['dashboard.listener.https']!
+      const port = listeners.port ?? listeners.httpsPort!
+      const protocol = listeners.port === undefined ? 'https:dashboard' : 'http:dashboard'
+      logger.info({ protocol, host: address.host, port }, 'listener started')
+      if (listeners.port !== undefined && listeners.httpsPort !== undefined) logger.info({ protocol: 'https:dashboard', port: listeners.httpsPort }, 'dashboard (HTTPS) started')
       const unreport = node.listenerBoard.add(() => ({
-        protocol: 'http:dashboard',
-        listen_on: `${address.host}:${listeners.port}`,
+        protocol,
+        listen_on: `${address.host}:${port}`,
         acceptors: DASHBOARD_ACCEPTORS,
         max_conns: DASHBOARD_MAX_CONNS,
         current_conns: listeners.connections(),

@@ -69,6 +69,11 @@ export async function connect (node: StarlingNode, opts: IClientOptions = {}): P
     ...opts
   })
   opened.add(client)
+  return await untilConnack(client)
+}
+
+/** Resolves with `client` once its CONNACK (a successful one) arrived; rejects on an error or a close before it. */
+export async function untilConnack (client: MqttClient): Promise<MqttClient> {
   await new Promise<void>((resolve, reject) => {
     client.once('connect', () => resolve())
     client.once('error', reject)

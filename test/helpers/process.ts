@@ -127,7 +127,7 @@ export function childEnv (vars: Record<string, string>): NodeJS.ProcessEnv {
 export async function spawnNode (opts: SpawnNodeOptions = {}): Promise<NodeProcess> {
   const dataDir = opts.dataDir ?? tempDir()
   const vars: Record<string, string> = { ...EPHEMERAL_ENV, STARLING_NODE__DATA_DIR: dataDir, ...opts.env }
-  const expected = (Object.keys(LISTENER_KEYS) as ListenerProtocol[]).filter(p => (vars[LISTENER_KEYS[p]] ?? '').trim() !== '')
+  const expected = (Object.keys(LISTENER_KEYS) as ListenerProtocol[]).filter(p => !['', 'off'].includes((vars[LISTENER_KEYS[p]] ?? '').trim()))
   const argv = [process.execPath, join(PROJECT_ROOT, 'bin/starling'), ...(opts.args ?? [])]
   const wrapped = [...(opts.wrap ?? []), ...argv]
   const child = spawn(wrapped[0], wrapped.slice(1), {

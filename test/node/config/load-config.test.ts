@@ -37,7 +37,7 @@ describe('loadConfig', () => {
     rmSync(join(dir, 'etc'), { recursive: true })
     const cfg = loadConfig({ cwd: dir, env: {} })
     expect(cfg['mqtt.max_packet_size']).toBe(1_048_576)
-    expect(cfg['listener.tcp.external'].port).toBe(1883)
+    expect(cfg['listener.tcp.external']!.port).toBe(1883)
   })
 
   it('reads etc/starling.conf relative to cwd, later lines winning', () => {
@@ -142,7 +142,8 @@ describe('loadConfig', () => {
     ['mqtt.max_qos_allowed', '3', 'an integer from 0 to 2'],
     ['mqtt.retry_interval', '30 s', 'a duration such as 30s'],
     ['listener.tcp.external', '1883x', 'an address such as 0.0.0.0:1883'],
-    ['listener.tcp.external', '', 'an address'],
+    ['listener.tcp.external', 'of', 'an address'],
+    ['cluster.listen', 'disabled', 'an address such as 0.0.0.0:1883, 127.0.0.1:1883, [::]:1883 or a bare port (1883; 0 = any free port), or off (or empty) to turn it off'],
     ['node.name', 'starling', '<name>@<host>'],
     ['node.data_dir', '', 'a file or directory path'],
     ['log.level', 'warn', 'one of debug, info, notice, warning, error, critical, alert, emergency']
@@ -150,6 +151,16 @@ describe('loadConfig', () => {
     conf(`${key} = ${value}`)
     const err = configError(() => loadConfig({ cwd: dir, env: {} }))
     expect(err.message).toContain(`bad value ${JSON.stringify(value)} for ${key}: expected ${allowed}`)
+  })
+
+  it('turns a listener off with off (or an empty value), the cluster port included', () => {
+    conf('listener.tcp.external = off', 'cluster.listen = off', 'management.listener.http =', 'dashboard.listener.http = off')
+    const cfg = loadConfig({ cwd: dir, env: {} })
+    expect(cfg['listener.tcp.external']).toBeNull()
+    expect(cfg['cluster.listen']).toBeNull()
+    expect(cfg['management.listener.http']).toBeNull()
+    expect(cfg['dashboard.listener.http']).toBeNull()
+    expect(cfg['listener.ssl.external']?.port).toBe(8883)
   })
 
   it('names the environment variable when its value is bad', () => {
@@ -171,7 +182,7 @@ describe('loadConfig', () => {
       overrides: { 'listener.tcp.external': '127.0.0.1:0', 'listener.ws.external': '0', 'cluster.listen': '4371' }
     })
     expect(cfg['listener.tcp.external']).toEqual({ host: '127.0.0.1', port: 0, text: '127.0.0.1:0' })
-    expect(cfg['listener.ws.external'].port).toBe(0)
+    expect(cfg['listener.ws.external']!.port).toBe(0)
     expect(cfg['cluster.listen']).toEqual({ host: '0.0.0.0', port: 4371, text: '0.0.0.0:4371' })
   })
 
@@ -215,7 +226,7 @@ describe('loadConfig', () => {
   it('types each key precisely', () => {
     const cfg: StarlingConfig = loadConfig({ cwd: dir, env: {} })
     const size: number = cfg['mqtt.max_packet_size']
-    const port: number = cfg['listener.tcp.external'].port
+    const port: number = cfg['listener.tcp.external']!.port
     const strategy: 'random' | 'round_robin' | 'sticky' | 'hash' = cfg['broker.shared_subscription_strategy']
     const anonymous: boolean = cfg.allow_anonymous
     // @ts-expect-error an enum key is its literal words, not any string
