@@ -17,7 +17,7 @@
  */
 import type { ConnectionOptions } from 'node:tls'
 import type { Client } from 'cassandra-driver'
-import { WriteRefused, type DataClient } from '../kit/data/index.js'
+import { WriteRefused, pingHealth, type DataClient } from '../kit/data/index.js'
 import { cassaWrites, type CassaWrite } from './statement.js'
 
 /** Statements per unlogged batch (Cassandra warns at 5 KB of batch by default). */
@@ -61,17 +61,7 @@ export async function cassaClient (s: CassaSettings): Promise<DataClient<CassaWr
 
   return {
     address,
-    async connect () {
-      try {
-        await client.connect()
-        await ping()
-      } catch (err) {
-        throw new Error(why(err))
-      }
-    },
-    async alive () {
-      return await ping().then(() => true, () => false)
-    },
+    ...pingHealth(why, ping, async () => await client.connect()),
     async write (writes) {
       const statements = writes.flatMap((w) => w.rows.map((params) => ({ query: w.text, params })))
       for (let i = 0; i < statements.length; i += STATEMENTS_PER_BATCH) {

@@ -5,12 +5,11 @@
  * The buffer, batching and retries are plugins/kit/data/'s; the statement is statement.ts's, the
  * client (cassandra-driver) client.ts's.
  */
-import { VERSION } from '../../node/version.js'
 import { WrongTypeError } from '../../node/errors.js'
 import type { SqlTemplate } from '../../node/template/index.js'
 import { resourceTls, resourceTlsParams } from '../../rules/resource-tls.js'
 import type { StarlingPlugin } from '../kit/parts.js'
-import { dataAction, dataResourceType, dataTlsOptions } from '../kit/data/index.js'
+import { dataAction, dataPlugin, dataResourceType, dataTlsOptions } from '../kit/data/index.js'
 import { parseRedisServers } from '../kit/pools/servers.js'
 import type { ActionDefinition, ParamSpecs, ResourceComponents, ResourceTypeDefinition } from '../../rules/types.js'
 import { cassaRow, compileCql, type CassaWrite } from './statement.js'
@@ -100,15 +99,4 @@ export const DATA_TO_CASSA: ActionDefinition = dataAction<CassaWrite, SqlTemplat
 })
 
 /** The `svc_backend_cassa` plugin: its type and action while loaded. */
-export const svcBackendCassa: StarlingPlugin = {
-  name: CASSA_PLUGIN,
-  version: VERSION,
-  description: 'Starling Cassandra data integration',
-  type: 'backend',
-  configSchema: {},
-  loadedByDefault: false,
-  async load ({ parts }) {
-    const withdraw = parts.rules.provide([BACKEND_CASSA], [DATA_TO_CASSA])
-    return { unload: async () => { withdraw() } }
-  }
-}
+export const svcBackendCassa: StarlingPlugin = dataPlugin({ name: CASSA_PLUGIN, description: 'Starling Cassandra data integration', type: 'backend', types: [BACKEND_CASSA], actions: [DATA_TO_CASSA] })

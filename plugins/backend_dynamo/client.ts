@@ -21,7 +21,7 @@
 import type { DynamoDBClient as Client, WriteRequest } from '@aws-sdk/client-dynamodb'
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
-import { WriteRefused, type DataClient } from '../kit/data/index.js'
+import { WriteRefused, pingHealth, type DataClient } from '../kit/data/index.js'
 import { dynamoWrites, missingKey, requestsOf, type DynamoWrite, type Put } from './item.js'
 
 /** How long one request may take, in ms. */
@@ -91,17 +91,8 @@ export async function dynamoClient (s: DynamoSettings): Promise<DataClient<Dynam
 
   return {
     address,
-    async connect () {
-      // a signed call: checks the endpoint, the region and the credentials
-      try {
-        await ping()
-      } catch (err) {
-        throw new Error(why(err))
-      }
-    },
-    async alive () {
-      return await ping().then(() => true, () => false)
-    },
+    // a signed call: checks the endpoint, the region and the credentials
+    ...pingHealth(why, ping),
     async write (writes) {
       const puts: Put[] = []
       const refused: number[] = []

@@ -5,10 +5,9 @@
  * buffer, batching and retries are plugins/kit/data/'s; the items are item.ts's, the client
  * (the AWS SDK v3) client.ts's.
  */
-import { VERSION } from '../../node/version.js'
 import { WrongTypeError } from '../../node/errors.js'
 import type { StarlingPlugin } from '../kit/parts.js'
-import { dataAction, dataResourceType } from '../kit/data/index.js'
+import { dataAction, dataPlugin, dataResourceType } from '../kit/data/index.js'
 import type { ActionDefinition, ResourceTypeDefinition } from '../../rules/types.js'
 import { compileDynamoAction, dynamoRow, type DynamoAction, type DynamoWrite } from './item.js'
 import type { DynamoSettings } from './client.js'
@@ -54,7 +53,7 @@ export const BACKEND_DYNAMO: ResourceTypeDefinition = dataResourceType<DynamoWri
   description: 'Amazon DynamoDB (or a service speaking its API): rules put items into its tables (data_to_dynamo), buffered while it is away',
   params: {
     url: {
-      type: 'string', required: false, default: '', title: 'DynamoDB Server',
+      type: 'string', required: false, default: '', secretParts: 'url', title: 'DynamoDB Server',
       description: 'The endpoint\'s URL, http://host:port or https://host:port (DynamoDB Local, a VPC endpoint); empty: AWS\'s endpoint of the region over HTTPS'
     },
     region: { type: 'string', required: true, default: 'us-west-2', title: 'AWS Region', description: 'The region the requests are signed for (and whose endpoint is used when url is empty)' },
@@ -91,15 +90,4 @@ export const DATA_TO_DYNAMO: ActionDefinition = dataAction<DynamoWrite, DynamoAc
 })
 
 /** The `svc_backend_dynamo` plugin: its type and action while loaded. */
-export const svcBackendDynamo: StarlingPlugin = {
-  name: DYNAMO_PLUGIN,
-  version: VERSION,
-  description: 'Starling DynamoDB data integration',
-  type: 'backend',
-  configSchema: {},
-  loadedByDefault: false,
-  async load ({ parts }) {
-    const withdraw = parts.rules.provide([BACKEND_DYNAMO], [DATA_TO_DYNAMO])
-    return { unload: async () => { withdraw() } }
-  }
-}
+export const svcBackendDynamo: StarlingPlugin = dataPlugin({ name: DYNAMO_PLUGIN, description: 'Starling DynamoDB data integration', type: 'backend', types: [BACKEND_DYNAMO], actions: [DATA_TO_DYNAMO] })

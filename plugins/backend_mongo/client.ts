@@ -15,7 +15,7 @@
  * - Nothing thrown or logged shows the password.
  */
 import type { MongoClient } from 'mongodb'
-import { WriteRefused, type DataClient } from '../kit/data/index.js'
+import { WriteRefused, pingHealth, type DataClient } from '../kit/data/index.js'
 import type { MongoPoolOptions } from '../kit/pools/mongo.js'
 import { mongoWrites, type MongoWrite } from './document.js'
 
@@ -33,17 +33,7 @@ export async function mongoClient (opts: MongoPoolOptions, database: string): Pr
 
   return {
     address,
-    async connect () {
-      try {
-        await client.connect()
-        await ping()
-      } catch (err) {
-        throw new Error(why(err))
-      }
-    },
-    async alive () {
-      return await ping().then(() => true, () => false)
-    },
+    ...pingHealth(why, ping, async () => await client.connect()),
     async write (writes) {
       const refused: number[] = []
       let reason: string | undefined

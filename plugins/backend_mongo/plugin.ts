@@ -5,11 +5,10 @@
  * (docs/integrations.md). The buffer, batching and retries are plugins/kit/data/'s; the
  * documents are document.ts's, the client client.ts's on the kit's MongoDB pool.
  */
-import { VERSION } from '../../node/version.js'
 import { WrongTypeError } from '../../node/errors.js'
 import { resourceTls, resourceTlsParams } from '../../rules/resource-tls.js'
 import type { StarlingPlugin } from '../kit/parts.js'
-import { dataAction, dataResourceType, dataTlsOptions } from '../kit/data/index.js'
+import { dataAction, dataPlugin, dataResourceType, dataTlsOptions } from '../kit/data/index.js'
 import { parseRedisServers } from '../kit/pools/servers.js'
 import type { MongoPoolOptions } from '../kit/pools/mongo.js'
 import type { ActionDefinition, ParamSpecs, ResourceComponents, ResourceTypeDefinition } from '../../rules/types.js'
@@ -124,15 +123,4 @@ export const DATA_TO_MONGO: ActionDefinition = dataAction<MongoWrite, MongoActio
 })
 
 /** The `svc_backend_mongo` plugin: its types and action while loaded. */
-export const svcBackendMongo: StarlingPlugin = {
-  name: MONGO_PLUGIN,
-  version: VERSION,
-  description: 'Starling MongoDB data integration',
-  type: 'backend',
-  configSchema: {},
-  loadedByDefault: false,
-  async load ({ parts }) {
-    const withdraw = parts.rules.provide([BACKEND_MONGO_SINGLE, BACKEND_MONGO_RS, BACKEND_MONGO_SHARDED], [DATA_TO_MONGO])
-    return { unload: async () => { withdraw() } }
-  }
-}
+export const svcBackendMongo: StarlingPlugin = dataPlugin({ name: MONGO_PLUGIN, description: 'Starling MongoDB data integration', type: 'backend', types: [BACKEND_MONGO_SINGLE, BACKEND_MONGO_RS, BACKEND_MONGO_SHARDED], actions: [DATA_TO_MONGO] })

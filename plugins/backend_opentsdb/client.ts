@@ -15,7 +15,7 @@
  *   refused here, before any request, and named in `WriteRefused.rows`.
  */
 import type { Pool } from 'undici'
-import { WriteRefused, type DataClient } from '../kit/data/index.js'
+import { WriteRefused, pingHealth, type DataClient } from '../kit/data/index.js'
 import { opentsdbWrites, type DataPoint, type OpentsdbWrite } from './point.js'
 
 /** How long one request may take beyond the action's `sync_timeout`, in ms. */
@@ -101,16 +101,7 @@ export async function opentsdbClient (s: OpentsdbSettings): Promise<DataClient<O
 
   return {
     address,
-    async connect () {
-      try {
-        await version()
-      } catch (err) {
-        throw new Error(`${address}: ${(err as Error).message}`)
-      }
-    },
-    async alive () {
-      return await version().then(() => true, () => false)
-    },
+    ...pingHealth((err) => `${address}: ${(err as Error).message}`, version),
     async write (writes) {
       const { requests, refused, reason: first } = putRequestsOf(writes)
       let reason = first

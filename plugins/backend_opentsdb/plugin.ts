@@ -5,10 +5,9 @@
  * OpenTSDB's `/api/put` (docs/integrations.md). The buffer, batching and retries are
  * plugins/kit/data/'s; the points are point.ts's, the HTTP client client.ts's.
  */
-import { VERSION } from '../../node/version.js'
 import { WrongTypeError } from '../../node/errors.js'
 import type { StarlingPlugin } from '../kit/parts.js'
-import { dataAction, dataResourceType } from '../kit/data/index.js'
+import { dataAction, dataPlugin, dataResourceType } from '../kit/data/index.js'
 import type { ActionDefinition, ResourceTypeDefinition } from '../../rules/types.js'
 import { compileOpentsdbAction, opentsdbRow, type OpentsdbAction, type OpentsdbWrite } from './point.js'
 
@@ -81,15 +80,4 @@ export const DATA_TO_OPENTSDB: ActionDefinition = dataAction<OpentsdbWrite, Open
 })
 
 /** The `svc_backend_opentsdb` plugin: its type and action while loaded. */
-export const svcBackendOpentsdb: StarlingPlugin = {
-  name: OPENTSDB_PLUGIN,
-  version: VERSION,
-  description: 'Starling OpenTSDB data integration',
-  type: 'backend',
-  configSchema: {},
-  loadedByDefault: false,
-  async load ({ parts }) {
-    const withdraw = parts.rules.provide([BACKEND_OPENTSDB], [DATA_TO_OPENTSDB])
-    return { unload: async () => { withdraw() } }
-  }
-}
+export const svcBackendOpentsdb: StarlingPlugin = dataPlugin({ name: OPENTSDB_PLUGIN, description: 'Starling OpenTSDB data integration', type: 'backend', types: [BACKEND_OPENTSDB], actions: [DATA_TO_OPENTSDB] })

@@ -4,11 +4,10 @@
  * per run to a topic (docs/integrations.md). The buffer, batching and retries are
  * plugins/kit/data/'s; the messages are message.ts's, the client (kafkajs) client.ts's.
  */
-import { VERSION } from '../../node/version.js'
 import { WrongTypeError } from '../../node/errors.js'
 import { resourceTls, resourceTlsParams } from '../../rules/resource-tls.js'
 import type { StarlingPlugin } from '../kit/parts.js'
-import { dataAction, dataResourceType, dataTlsOptions } from '../kit/data/index.js'
+import { dataAction, dataPlugin, dataResourceType, dataTlsOptions } from '../kit/data/index.js'
 import { parseRedisServers } from '../kit/pools/servers.js'
 import type { ActionDefinition, ResourceTypeDefinition } from '../../rules/types.js'
 import { REQUIRED_ACKS, STRATEGIES, compileKafkaAction, kafkaRow, type KafkaAction, type KafkaWrite } from './message.js'
@@ -101,15 +100,4 @@ export const DATA_TO_KAFKA: ActionDefinition = dataAction<KafkaWrite, KafkaActio
 })
 
 /** The `svc_bridge_kafka` plugin: its type and action while loaded. */
-export const svcBridgeKafka: StarlingPlugin = {
-  name: KAFKA_PLUGIN,
-  version: VERSION,
-  description: 'Starling Kafka data bridge',
-  type: 'bridge',
-  configSchema: {},
-  loadedByDefault: false,
-  async load ({ parts }) {
-    const withdraw = parts.rules.provide([BRIDGE_KAFKA], [DATA_TO_KAFKA])
-    return { unload: async () => { withdraw() } }
-  }
-}
+export const svcBridgeKafka: StarlingPlugin = dataPlugin({ name: KAFKA_PLUGIN, description: 'Starling Kafka data bridge', type: 'bridge', types: [BRIDGE_KAFKA], actions: [DATA_TO_KAFKA] })

@@ -194,7 +194,7 @@ describeWithServer('dynamodb', 'svc_backend_dynamo: data_to_dynamo', () => {
     await until(async () => Object.values(await statusOf(resource)).filter(Boolean).length === 2, 'alive again on both nodes')
   }, 90_000)
 
-  it('without the local buffer, counts every item the killed server could not take as failed: success + failed = 1000, items = success', async () => {
+  it('without the local buffer, counts every item the killed server could not take as failed: success + failed = 1000, items = success but for the write in flight at the kill', async () => {
     const { t, resource, rule } = await setUp(config({ retry_timeout: 500 }))
     const first = publish(n1, 400)
     await until(async () => (await scan(t)).length >= 300, '300 items before the kill')
@@ -210,7 +210,11 @@ describeWithServer('dynamodb', 'svc_backend_dynamo: data_to_dynamo', () => {
     expect(x.taken).toBe(1000)
     expect(x.failed).toBeGreaterThanOrEqual(300)
     const written = await seqs(t)
-    expect(written.length).toBe(x.success)
+    // exact but for the write in flight at the kill (up to 16 batches): dynalite may have
+    // stored it before the answer was lost, so it is in the table and counted failed
+    // (docs/integrations.md, "What each mode guarantees"); every such item is from before the kill
+    expect(written.length).toBeGreaterThanOrEqual(x.success)
+    expect(x.success).toBeGreaterThanOrEqual(300)
     expect(written.filter((q) => q >= 400 && q < 700)).toEqual([])
     expect(written.filter((q) => q >= 700)).toEqual(Array.from({ length: 300 }, (_, i) => 700 + i))
   }, 90_000)
