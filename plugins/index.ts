@@ -20,6 +20,11 @@ import { svcBackendRedis } from './backend_redis/index.js'
 import { svcBackendInfluxdb } from './backend_influxdb/index.js'
 import { svcBridgeRabbit } from './bridge_rabbit/index.js'
 import { svcBackendClickhouse } from './backend_clickhouse/index.js'
+import { svcBackendDynamo } from './backend_dynamo/index.js'
+import { svcBackendOpentsdb } from './backend_opentsdb/index.js'
+import { svcBridgeKafka } from './bridge_kafka/index.js'
+import { svcBackendMongo } from './backend_mongo/index.js'
+import { svcBackendCassa } from './backend_cassa/index.js'
 import type { StarlingPlugin } from './kit/parts.js'
 
 /** The plugins of the parts above the core, which the root creates per node. */
@@ -35,7 +40,7 @@ export interface PartPlugins {
  * keeps per-node state is a factory, called once per node; the others hold none and are shared.
  */
 const BEFORE_RULES: ReadonlyArray<() => StarlingPlugin> = [createRetainerPlugin, createDelayedPublishPlugin, () => svcBridgeMqtt]
-const AFTER_RULES: ReadonlyArray<() => StarlingPlugin> = [() => svcAuthClientid, () => svcAuthUsername, ...AUTH_BACKEND_PLUGINS.map((p) => () => p), () => svcBackendPgsql, () => svcBackendMysql, () => svcBackendRedis, () => svcBackendInfluxdb, () => svcBridgeRabbit, () => svcBackendClickhouse, createDashboardPlugin]
+const AFTER_RULES: ReadonlyArray<() => StarlingPlugin> = [() => svcAuthClientid, () => svcAuthUsername, ...AUTH_BACKEND_PLUGINS.map((p) => () => p), () => svcBackendPgsql, () => svcBackendMysql, () => svcBackendRedis, () => svcBackendInfluxdb, () => svcBridgeRabbit, () => svcBackendClickhouse, () => svcBackendDynamo, () => svcBackendOpentsdb, () => svcBridgeKafka, () => svcBackendMongo, () => svcBackendCassa, createDashboardPlugin]
 
 /**
  * Every plugin of one node, in load order (`data/loaded_plugins` and the plugin lists show

@@ -20,8 +20,12 @@
  * - A value the data does not have is bound as SQL `NULL`.
  */
 
-/** The SQL dialect: which parameter markers and which quoting rules. */
-export type SqlDialect = 'postgresql' | 'mysql'
+/**
+ * The SQL dialect: which parameter markers and which quoting rules. `cql` (Cassandra) marks
+ * parameters `?` as MySQL does and quotes as PostgreSQL does without `E'...'` escapes:
+ * `'...'` strings with `''` doubled, `"..."` identifiers.
+ */
+export type SqlDialect = 'postgresql' | 'mysql' | 'cql'
 
 /** How placeholders are written: `%u` (the auth backends) or `${path}` (the rule engine). */
 export interface PlaceholderSyntax<K> {
@@ -81,11 +85,12 @@ export interface CompileSqlOptions<K> {
 export function compileSql<K> (source: string, opts: CompileSqlOptions<K>): SqlTemplate<K> {
   const { dialect, syntax, fail } = opts
   const mysql = dialect === 'mysql'
+  const qmarks = dialect !== 'postgresql'
   const params: K[] = []
   let text = ''
   const marker = (key: K): string => {
     params.push(key)
-    return mysql ? '?' : `$${params.length}`
+    return qmarks ? '?' : `$${params.length}`
   }
   /** Text that is kept as it is: refused when it holds a placeholder and the caller says so. */
   const keep = (piece: string, where: string, at: number): string => {
@@ -105,7 +110,7 @@ export function compileSql<K> (source: string, opts: CompileSqlOptions<K>): SqlT
     const c = source[i]
     const next = source[i + 1]
     if (c === '\'' || (c === '"' && mysql)) {
-      const escapes = mysql || isEscapeStringPrefix(source, i)
+      const escapes = mysql || (dialect === 'postgresql' && isEscapeStringPrefix(source, i))
       const end = literalEnd(source, i, escapes) ?? fail(`the literal at offset ${i} is not closed`)
       const body = source.slice(i + 1, end)
       const whole = syntax.at(body, 0)
@@ -130,9 +135,9 @@ export function compileSql<K> (source: string, opts: CompileSqlOptions<K>): SqlT
       const found = syntax.at(source, i)!
       text += marker(found.key)
       i += found.length
-    } else if (mysql && c === '?') {
+    } else if (qmarks && c === '?') {
       return fail(`a ? marker of its own: write a placeholder such as ${syntax.example} instead`)
-    } else if (!mysql && c === '$' && next !== undefined && next >= '0' && next <= '9') {
+    } else if (!qmarks && c === '$' && next !== undefined && next >= '0' && next <= '9') {
       return fail(`a $${next} marker of its own: write a placeholder such as ${syntax.example} instead`)
     } else {
       text += c

@@ -49,3 +49,22 @@ export class WriteRefused extends Error {
     this.rows = options?.rows
   }
 }
+
+/**
+ * `connect` and `alive` of a client whose health check is one request (`ping`): `connect` runs
+ * `open` (when given) and a ping, and rejects with `describe(err)` (the address and why);
+ * `alive` is whether a ping answers now.
+ */
+export function pingHealth (describe: (err: unknown) => string, ping: () => Promise<unknown>, open?: () => Promise<unknown>): Pick<DataClient<unknown>, 'connect' | 'alive'> {
+  return {
+    async connect () {
+      try {
+        await open?.()
+        await ping()
+      } catch (err) {
+        throw new Error(describe(err))
+      }
+    },
+    alive: async () => await ping().then(() => true, () => false)
+  }
+}

@@ -8,7 +8,7 @@
 import type { ActionDefinition, ParamSpecs, ResourceComponents, ResourceTypeDefinition } from '../../../rules/types.js'
 import type { DataClient } from './client.js'
 import { DataResource } from './data-resource.js'
-import { DATA_BATCH_PARAMS, DATA_RESOURCE_PARAMS, dataBatchSettings, dataResourceSettings, type DataResourceSettings } from './params.js'
+import { DATA_BATCH_PARAMS, DATA_RESOURCE_PARAMS, dataBatchSettings, dataResourceSettings, type DataBatchSettings, type DataResourceSettings } from './params.js'
 
 /** What {@link dataResourceType} is given by a backend. */
 export interface DataResourceTypeSpec<W> {
@@ -91,6 +91,11 @@ export interface DataActionSpec<W, C> {
   description: string
   /** The backend's own params (`sql`); the kit adds `$resource` and {@link DATA_BATCH_PARAMS}. */
   params: ParamSpecs
+  /**
+   * Batch params the action does not have (OpenTSDB's `sync_timeout` is the server's own, so
+   * the action has no `insert_mode` and no kit `sync_timeout`); read as their defaults.
+   */
+  without?: ReadonlyArray<keyof typeof DATA_BATCH_PARAMS>
   /** Compiles the action's params (its template); throws a 108 for ones that cannot be used. */
   compile: (params: Record<string, unknown>) => C
   /** The row of one run, from the compiled params and the selected data. */
@@ -104,6 +109,10 @@ export interface DataActionSpec<W, C> {
  */
 export function dataAction<W, C> (spec: DataActionSpec<W, C>): ActionDefinition {
   const what = `action ${spec.name}`
+  const without: readonly string[] = spec.without ?? []
+  const shared = Object.fromEntries(Object.entries(DATA_BATCH_PARAMS).filter(([key]) => !without.includes(key)))
+  const defaults = Object.fromEntries(without.map((key) => [key, DATA_BATCH_PARAMS[key].default]))
+  const batchOf = (params: Record<string, unknown>): DataBatchSettings => dataBatchSettings({ ...params, ...defaults }, what)
   return {
     name: spec.name,
     aliases: spec.types.map((t) => `${t}:${spec.name}`),
@@ -115,10 +124,10 @@ export function dataAction<W, C> (spec: DataActionSpec<W, C>): ActionDefinition 
     params: {
       $resource: { type: 'string', required: true, title: 'Resource ID', description: `Bind a resource to this action (of type ${spec.types.join(' or ')})` },
       ...spec.params,
-      ...DATA_BATCH_PARAMS
+      ...shared
     },
     check (params) {
-      dataBatchSettings(params, what)
+      batchOf(params)
       spec.compile(params)
     },
     async run (selected, ctx) {
@@ -126,7 +135,7 @@ export function dataAction<W, C> (spec: DataActionSpec<W, C>): ActionDefinition 
       if (!(instance instanceof DataResource)) throw new Error(`resource ${String(ctx.params.$resource)} is not running on this node`)
       const resource = instance as DataResource<W>
       const key = ctx.actionId
-      const { compiled, batch } = resource.cached(`action:${key}`, () => ({ compiled: spec.compile(ctx.params), batch: dataBatchSettings(ctx.params, what) }))
+      const { compiled, batch } = resource.cached(`action:${key}`, () => ({ compiled: spec.compile(ctx.params), batch: batchOf(ctx.params) }))
       await resource.write(key, batch, spec.row(compiled, selected))
     }
   }
