@@ -2,13 +2,9 @@ import { chmodSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import type { Logger } from '../logger.js'
+import { MAX_KEY_BYTES } from './key-limit.js'
 
-/**
- * The longest key, in UTF-8 bytes, a {@link StoreTable} accepts. LMDB's compiled-in limit
- * (1978) less a margin for the key encoding's type byte. Callers that key by data they do
- * not control (topics, client ids) must shorten longer keys themselves, e.g. by hashing.
- */
-export const MAX_KEY_BYTES = 1900
+export { MAX_KEY_BYTES }
 
 /**
  * One named sub-database of the {@link Store}: string keys in byte order, values encoded
