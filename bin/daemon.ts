@@ -16,9 +16,9 @@
  */
 import { spawn } from 'node:child_process'
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ConfigError, resolvePath, type StarlingConfig } from '../node/config/index.js'
+import { CONFIG_FILE_ENV, ConfigError, ETC_DIR_ENV, resolvePath, type StarlingConfig } from '../node/config/index.js'
 import { callControl } from '../node/control/client.js'
 import { controlSocketPath } from '../node/control/protocol.js'
 import type { StatusResult } from '../node/control/commands.js'
@@ -42,14 +42,16 @@ export async function start (opts: LauncherOptions): Promise<number> {
   const out = openSync(consoleFile, 'a', 0o600)
   writeSync(out, `--- ${new Date().toISOString()} starling start\n`)
   const logTo = cfg['log.to'] === 'off' ? 'off' : 'file'
-  // the same program, configuration and runtime, in the foreground of a process of its own
+  // the same program, configuration and runtime, in the foreground of a process of its own,
+  // run from the installation (a daemon keeps no user's directory busy): the paths given made absolute
+  const abs = (path: string | undefined): string | undefined => path === undefined || path.trim() === '' ? undefined : resolve(path)
+  const config = abs(opts.config)
+  const etcDir = abs(opts.etcDir)
   const argv = [join(packageRoot(), 'bin', 'starling'), 'foreground',
-    ...(opts.config !== undefined ? ['--config', opts.config] : []), ...(opts.etcDir !== undefined ? ['--etc-dir', opts.etcDir] : [])]
-  const child = spawn(process.execPath, argv, {
-    detached: true,
-    stdio: ['ignore', out, out],
-    env: { ...process.env, STARLING_LOG__TO: logTo }
-  })
+    ...(config !== undefined ? ['--config', config] : []), ...(etcDir !== undefined ? ['--etc-dir', etcDir] : [])]
+  const env: NodeJS.ProcessEnv = { ...process.env, STARLING_LOG__TO: logTo }
+  for (const name of [CONFIG_FILE_ENV, ETC_DIR_ENV]) if (abs(env[name]) !== undefined) env[name] = abs(env[name])
+  const child = spawn(process.execPath, argv, { cwd: packageRoot(), detached: true, stdio: ['ignore', out, out], env })
   closeSync(out)
   let exited: string | undefined
   child.once('exit', (code, signal) => { exited = signal ?? `exit code ${code}` })
