@@ -143,9 +143,13 @@ export function configFile (cfg: StarlingConfig): ConfigFileInfo | undefined {
  * user's etc directory (`loadConfig({ etcDir })`) a value written `etc/...` names a file in it.
  */
 export function resolvePath (cfg: StarlingConfig, key: ConfigPathKey, cwd?: string): string {
-  const value = cfg[key]
+  return resolveConfigPath(cfg, cfg[key], cwd)
+}
+
+/** {@link resolvePath} for a path written in `cfg`'s terms (`etc/certs`, a key without a path type). */
+export function resolveConfigPath (cfg: StarlingConfig, value: string, cwd?: string): string {
   const etcDir = etcOf.get(cfg)
-  if (cwd === undefined && etcDir !== undefined && !isAbsolute(value) && value.startsWith('etc/')) return join(etcDir, value.slice('etc/'.length))
+  if (etcDir !== undefined && !isAbsolute(value) && (value === 'etc' || value.startsWith('etc/'))) return join(etcDir, value.slice('etc'.length))
   return resolve(cwd ?? loadedFrom.get(cfg) ?? process.cwd(), value)
 }
 

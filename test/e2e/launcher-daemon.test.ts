@@ -108,6 +108,8 @@ describe('the user\'s etc directory', () => {
     expect(await starling(['start'], env)).toMatchObject({ code: 0 })
     for (const file of ['starling.conf', 'acl.conf', 'plugins/svc_retainer.conf']) expect([file, modeOf(join(etc, file))]).toEqual([file, 0o600])
     expect(modeOf(etc)).toBe(0o700)
+    // the TLS listeners' development certificate is made in the user's etc directory, not the installation's
+    expect(existsSync(join(etc, 'certs', 'key.pem'))).toBe(true)
     expect(await starling(['stop'], env)).toMatchObject({ code: 0 })
 
     // the user's own settings: an ACL denying one topic, a data directory named only in their file

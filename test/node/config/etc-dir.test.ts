@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { configEtcDir, configFile, loadConfig, resolvePath } from '../../../node/config/index.js'
+import { configEtcDir, configFile, loadConfig, resolveConfigPath, resolvePath } from '../../../node/config/index.js'
 
 let root: string
 let etc: string
@@ -23,6 +23,9 @@ it('reads <etcDir>/starling.conf and resolves etc/ paths into the etc directory'
   expect(resolvePath(cfg, 'acl_file')).toBe(join(etc, 'acl.conf'))
   expect(resolvePath(cfg, 'node.data_dir')).toBe(join(root, 'data'))
   expect(configEtcDir(cfg)).toBe(etc)
+  // the listeners' certificate files (the development certificate's directory among them)
+  expect(resolveConfigPath(cfg, cfg['listener.ssl.external.keyfile'])).toBe(join(etc, 'certs', 'key.pem'))
+  expect(resolveConfigPath(cfg, 'etc/certs', '/elsewhere')).toBe(join(etc, 'certs'))
 })
 
 it('takes the etc directory from STARLING_ETC_DIR, which is not a config key', () => {
