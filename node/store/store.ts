@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import type { Logger } from '../logger.js'
 import { MAX_KEY_BYTES } from './key-limit.js'
+import { upgradeStoreFormat, type StoreFormatPlan } from './format.js'
 
 export { MAX_KEY_BYTES }
 
@@ -62,6 +63,8 @@ export interface StoreInit {
   /** Directory for the database files (`node.data_dir`); created when missing. */
   dir: string
   logger: Logger
+  /** The format to bring the store to, and the steps (default: this release's, node/store/format.ts). */
+  format?: StoreFormatPlan
 }
 
 /** The most named tables one store can hold (LMDB reserves a slot per name). */
@@ -91,7 +94,7 @@ export async function createStore (init: StoreInit): Promise<Store> {
   let closed = false
   logger.debug({ dir: init.dir }, 'store opened')
 
-  return {
+  const store: Store = {
     dir: init.dir,
     table<T> (name: string): StoreTable<T> {
       if (closed) throw new Error(`store at ${init.dir} is closed; open it again before using table "${name}"`)
@@ -115,6 +118,14 @@ export async function createStore (init: StoreInit): Promise<Store> {
       logger.debug({ dir: init.dir }, 'store closed')
     }
   }
+  // before anyone reads it: an earlier release's store is upgraded, a later release's refused
+  try {
+    await upgradeStoreFormat(store, logger, init.format)
+  } catch (err) {
+    await store.close()
+    throw err
+  }
+  return store
 }
 
 /**
