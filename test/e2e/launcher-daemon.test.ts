@@ -119,8 +119,9 @@ describe('the user\'s etc directory', () => {
     const { STARLING_NODE__DATA_DIR: _, ...rest } = env
     expect(await starling(['start', '--etc-dir', etc], { ...rest, STARLING_ETC_DIR: '' })).toMatchObject({ code: 0 })
     daemons.add(Number(readFileSync(join(dataDir, 'starling.pid'), 'utf8')))
-    // starling-ctl finds the node through the same etc directory
+    // starling-ctl finds the node through the same etc directory, given either way
     expect(await runCtl(['status'], { ...rest })).toMatchObject({ code: 0 })
+    expect(await runCtl(['status', '--etc-dir', etc], { ...rest, STARLING_ETC_DIR: '' })).toMatchObject({ code: 0 })
     const client = await connectTo(tcpPort(env))
     await expect(client.subscribeAsync('secret/a')).rejects.toThrow('Subscribe error')
     expect((await client.subscribeAsync('open/a')).map((g) => g.qos)).toEqual([0])
