@@ -36,7 +36,7 @@ trap 'stop_node; rm -rf "$work"' EXIT
 
 run "$install/bin/starling" start
 pid=$(cat "$work/var/data/starling.pid")
-user=$(ps -o user= -p "$pid")
+user=$(stat -c %U "/proc/$pid")
 exe=$(readlink -f "/proc/$pid/exe")
 echo "release node: pid $pid, user $user, runtime $exe ($("$exe" --version))"
 [ "$user" != root ] || { echo 'release smoke: the node runs as root' >&2; exit 1; }
@@ -46,6 +46,6 @@ run "$install/bin/starling-ctl" status
 grep -q 'Start mqtt:tcp listener on 127.0.0.1:' "$work/var/log/console.log"
 run "$install/bin/starling" stop
 # gone, or a zombie waiting for a parent that does not reap (a container's pid 1): exited either way
-state=$(ps -o stat= -p "$pid" || true)
-if [ -n "$state" ] && [ "${state#Z}" = "$state" ]; then echo "release smoke: pid $pid still runs after stop ($state)" >&2; exit 1; fi
+state=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null | cut -c1 || true)
+if [ -n "$state" ] && [ "$state" != Z ]; then echo "release smoke: pid $pid still runs after stop (state $state)" >&2; exit 1; fi
 echo "release smoke: ok ($(basename "$tarball"))"

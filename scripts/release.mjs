@@ -43,7 +43,15 @@ copy('etc', 'etc', (path) => !/^certs\/.+\.(pem|key|srl|csr)$/.test(path))
 for (const part of DIST_PARTS) copy(join('dist', part))
 
 // the production dependency tree, walked from package.json's dependencies less the browser-only ones
-const tree = JSON.parse(execFileSync('npm', ['ls', '--omit=dev', '--all', '--json', '--long'], { cwd: ROOT, maxBuffer: 256 * 1024 * 1024 }).toString())
+// (npm ls exits 1 on a problem it only reports, such as an extraneous package: its JSON is still whole)
+let listing
+try {
+  listing = execFileSync('npm', ['ls', '--omit=dev', '--all', '--json', '--long'], { cwd: ROOT, maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] })
+} catch (err) {
+  if (err.stdout === undefined || err.stdout.length === 0) throw err
+  listing = err.stdout
+}
+const tree = JSON.parse(listing.toString())
 const paths = new Set()
 // a package met again is listed as deduped, its dependencies under its first listing: walk every listing
 const walk = (deps) => {
