@@ -4,7 +4,8 @@
  * from this release on its own data directory and cluster port), rejoining by itself.
  *
  * It needs a build of the earlier release, named by PREVIOUS_STARLING_DIR (docs/operations.md,
- * "Upgrades", says how to make one from a commit); without it the suite is skipped. The
+ * "Upgrades", says how to make one from a commit; .ci/run builds release 0.1.0's); without it
+ * the suite is skipped. The
  * protocol check itself runs everywhere (test/cluster/mesh-version.test.ts).
  */
 import { existsSync } from 'node:fs'
