@@ -35,7 +35,7 @@ export default tseslint.config(
       'no-console': 'error'
     }
   },
-  { files: ['bin/**', 'bench/**', 'test/**', '**/*.cjs'], rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' } },
+  { files: ['bin/**', 'bench/**', 'test/**', 'scripts/**', '**/*.cjs'], rules: { 'no-console': 'off', '@typescript-eslint/no-require-imports': 'off' } },
   { files: ['**/*.cjs'], languageOptions: { globals: { module: 'writable', require: 'readonly' } } },
   // The MQTT core boundary (node/mqtt/core.ts): aedes, aedes-persistence and their fields are
   // node/mqtt/'s alone; everything else uses the typed MqttCore (`broker.core`). Allowed past

@@ -12,17 +12,13 @@
  */
 import { startNode, type NodeParts, type StartNodeInit, type StarlingNode } from '../node/node.js'
 import type { StarlingConfig } from '../node/config/index.js'
-import type { CtlCommand } from '../node/control/index.js'
-import { pluginList, ROOM_PLUGINS } from '../plugins/index.js'
+import { pluginList } from '../plugins/index.js'
 import type { PluginParts } from '../plugins/kit/parts.js'
-import { NODE_CTL_COMMANDS } from '../node/ctl-commands.js'
 import { createApiPart, type ApiPart } from '../api/plugin.js'
 import { createRulesPart } from '../rules/part.js'
 import type { RuleEngine } from '../rules/engine.js'
-import { RULE_CTL_COMMANDS } from '../rules/ctl.js'
-import { SCHEMA_CTL_COMMANDS } from '../rules/schemas/ctl.js'
 import { createCluster, type Cluster } from '../cluster/index.js'
-import { CLUSTER_CTL_COMMANDS } from '../cluster/ctl.js'
+import { ALL_CTL_COMMANDS, PART_CTL_COMMANDS } from './ctl-commands.js'
 
 /**
  * A node assembled with every part: its cluster is the libp2p one, `rules` its rule engine
@@ -54,20 +50,4 @@ export async function startStarling (config: StarlingConfig, init: Omit<StartNod
   // the parts' handles beside the node, for the programs and the tests (the node itself is complete without them)
   return Object.assign(node, { rules: rules.engine, api }) as Starling
 }
-/**
- * The parts' `starling-ctl` commands: the rule engine's, the schema registry's, the
- * cluster's and the plugins' (each definition's `ctl`).
- */
-const PART_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [
-  ...RULE_CTL_COMMANDS,
-  ...SCHEMA_CTL_COMMANDS,
-  ...CLUSTER_CTL_COMMANDS,
-  ...ROOM_PLUGINS.flatMap((p) => p.ctl ?? [])
-]
-
-/**
- * Every `starling-ctl` command: the core's, then the parts'. Each part defines its commands
- * beside its code; this is the one list the program is built from, and the node's control
- * socket checks each request's arguments against it.
- */
-export const ALL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [...NODE_CTL_COMMANDS, ...PART_CTL_COMMANDS]
+export { ALL_CTL_COMMANDS }

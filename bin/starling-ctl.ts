@@ -6,7 +6,7 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { runCtl as runCtlProgram, type CtlIo } from '../node/control/ctl-program.js'
-import { ALL_CTL_COMMANDS } from './assemble.js'
+import { ALL_CTL_COMMANDS } from './ctl-commands.js'
 
 export type { CtlIo }
 

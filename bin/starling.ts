@@ -1,100 +1,43 @@
-import { Command } from 'commander'
-import { loadConfig, configFile, resolvePath, ConfigError } from '../node/config/index.js'
-import { createLogger } from '../node/logger.js'
-import { startStarling } from './assemble.js'
-import { VERSION, packageRoot } from '../node/version.js'
-
 /**
- * `starling [--config <file>]`: runs one node in the foreground until SIGTERM or SIGINT,
- * then stops it cleanly (stop accepting, DISCONNECT 0x8B to MQTT 5 clients, flush the store)
- * and exits 0. Configuration errors print one line and exit 1.
+ * `starling [command]`: EMQ X's `emqx` script for a Starling node. Without a command (as
+ * `foreground`) it runs the node in the foreground; `start` runs it as a daemon, `stop`,
+ * `restart`, `ping` and `console` as EMQ X's do (docs/operations.md). Each command's module is
+ * imported when it runs, so `ping` and `stop` load no part of the node.
+ *
+ * Options every command takes, before or after it: `--config <file>` (else $STARLING_CONFIG,
+ * else `<etc>/starling.conf`) and `--etc-dir <dir>` (else $STARLING_ETC_DIR, else the
+ * installation's etc/): the user's settings, outside the installation.
  */
+import { Command } from 'commander'
+import { VERSION } from '../node/version.js'
+import type { LauncherOptions } from './launcher-config.js'
+
+/** Runs the `starling` program with `argv` (as process.argv); the commands set the exit code. */
 export async function main (argv: string[]): Promise<void> {
   const program = new Command('starling')
-    .description('Run a Starling MQTT broker node in the foreground')
+    .description('Run and control a Starling MQTT broker node (EMQ X\'s emqx script)')
     .version(VERSION)
-    .option('-c, --config <file>', 'configuration file (default etc/starling.conf, or $STARLING_CONFIG)')
-    .parse(argv)
-  const opts = program.opts<{ config?: string }>()
-  let config
-  try {
-    // relative paths (the default etc/starling.conf, acl_file, data, certificates) are the
-    // installation's, wherever the node is started from; a --config file is the user's
-    config = loadConfig({ file: opts.config, env: process.env, root: packageRoot() })
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`starling: ${err.message}`)
-      process.exit(1)
-    }
-    throw err
-  }
-  let logger
-  try {
-    logger = createLogger({
-      level: config['log.level'],
-      node: config['node.name'],
-      to: config['log.to'],
-      // log.dir relative to the installation root, as the other path keys
-      file: { dir: resolvePath(config, 'log.dir'), file: config['log.file'], rotationSize: config['log.rotation.size'], rotationCount: config['log.rotation.count'] }
-    })
-  } catch (err: any) {
-    // a log file that cannot be created or written (permissions, a file where the directory should be)
-    console.error(`starling: log.dir: cannot open the log file: ${err.message}`)
-    process.exit(1)
-  }
-  const file = configFile(config)
-  if (file !== undefined && !file.found) logger.warn({ file: file.path }, 'no configuration file; running on the embedded defaults and STARLING_* variables')
-  let node
-  try {
-    node = await startStarling(config, { logger })
-  } catch (err: any) {
-    console.error(`starling: ${err.message}`)
-    logger.flush(() => process.exit(1))
-    setTimeout(() => process.exit(1), 2000)
-    return
-  }
-  // As EMQ X does, say where the node listens whatever the log level (port 0 shows the port it got)
-  for (const listener of node.listeners) {
-    const info = listener.info()
-    console.log(`Start ${info.protocol} listener on ${info.listen_on} successfully.`)
-  }
-  if (config['cluster.listen'] !== null) console.log(`Start cluster listener on ${node.cluster.mesh.listenOn} successfully.`)
-  const api = node.api.server
-  if (api !== undefined) console.log(`Start ${api.protocol} listener on ${api.listenOn} successfully.`)
-  console.log(`Starling ${VERSION} (${node.name}) is running now!`)
-  showGeneratedSecret(config['management.default_application.id'], node.services.generatedApiSecret)
-  // the log file is written asynchronously: wait until its lines are out (at most 2 s, a
-  // stuck disk must not keep a stopping node alive; pino's exit handler writes the rest)
-  const exitAfterFlush = (code: number): void => {
-    setTimeout(() => process.exit(code), 2000)
-    logger.flush(() => process.exit(code))
-  }
-  let signalled = false
-  const shutdown = (signal: string): void => {
-    if (signalled) return
-    signalled = true
-    logger.info({ signal }, 'stopping')
-    node.stop().then(() => {
-      logger.info('stopped')
-      exitAfterFlush(0)
-    }, (err) => {
-      logger.error({ err }, 'error while stopping')
-      exitAfterFlush(1)
-    })
-  }
-  process.on('SIGTERM', () => shutdown('SIGTERM'))
-  process.on('SIGINT', () => shutdown('SIGINT'))
+    .option('-c, --config <file>', 'configuration file (default <etc>/starling.conf, or $STARLING_CONFIG)')
+    .option('--etc-dir <dir>', 'the user\'s etc directory: starling.conf, acl.conf, plugins/*.conf (default $STARLING_ETC_DIR, else the installation\'s etc/)')
+    .action(async () => { await foreground(program.opts<LauncherOptions>(), false) })
+  const globals = (cmd: Command): LauncherOptions => cmd.optsWithGlobals<LauncherOptions>()
+  program.command('foreground').description('Run the node in the foreground (the default; for systemd and containers)')
+    .action(async (_opts, cmd: Command) => { await foreground(globals(cmd), false) })
+  program.command('console').description('Run the node in the foreground with its log on the console')
+    .action(async (_opts, cmd: Command) => { await foreground(globals(cmd), true) })
+  program.command('start').description('Start the node as a daemon (pid file in node.data_dir, output in log.dir) and wait until it runs')
+    .action(async (_opts, cmd: Command) => { process.exitCode = await (await import('./daemon.js')).start(globals(cmd)) })
+  program.command('stop').description('Stop the daemon and wait until it has exited')
+    .action(async (_opts, cmd: Command) => { process.exitCode = await (await import('./daemon.js')).stop(globals(cmd)) })
+  program.command('restart').description('Stop the daemon if it runs, then start it')
+    .action(async (_opts, cmd: Command) => { process.exitCode = await (await import('./daemon.js')).restart(globals(cmd)) })
+  program.command('ping').description('Print pong when the node answers, else exit 1')
+    .action(async (_opts, cmd: Command) => { process.exitCode = await (await import('./daemon.js')).ping(globals(cmd)) })
+  await program.parseAsync(argv)
 }
 
-/**
- * At the first start, the default application's generated secret: once, on stderr, after
- * the listeners are open (so it is the last thing a terminal shows), the secret alone on
- * its line so that a script can take it.
- */
-function showGeneratedSecret (appId: string, secret: string | null): void {
-  if (secret === null) return
-  console.error(`The management API's default application "${appId}" was created with this generated secret (HTTP Basic ${appId}:<secret>; shown only now, keep it; management.default_application.secret sets your own):`)
-  console.error(secret)
+async function foreground (opts: LauncherOptions, toConsole: boolean): Promise<void> {
+  await (await import('./foreground.js')).runForeground(opts, { console: toConsole })
 }
 
 main(process.argv).catch((err) => {

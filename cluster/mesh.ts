@@ -7,7 +7,8 @@
  *
  * A link carries length-prefixed MessagePack frames. Frames queued in one event-loop turn
  * leave in one write. The dialer sends `hello` first, the other side answers `hello`; the
- * link is up once each side has the other's hello. Two nodes dialling each other at once
+ * link is up once each side has the other's hello, and each side has checked that it speaks
+ * a cluster protocol the other accepts ({@link MESH_PROTOCOL}). Two nodes dialling each other at once
  * keep the stream dialled by the node with the lower name, so both use the same one.
  *
  * libp2p itself (cluster/mesh-host.ts) starts with the mesh's first use: a connection on the
@@ -21,6 +22,7 @@ import { isIP } from 'node:net'
 import { Packr } from 'msgpackr'
 import type { Stream, Connection } from '@libp2p/interface'
 import type { Logger } from '../node/logger.js'
+import { VERSION } from '../node/version.js'
 import { MeshDoor, knock } from './mesh-door.js'
 import type { MeshHost, StreamHandler } from './mesh-host.js'
 
@@ -68,6 +70,21 @@ export class SilenceClock {
   }
 }
 
+/**
+ * The cluster protocol this node speaks: what its links, frames and control messages mean. It
+ * goes in the hello (`proto`); a hello without it comes from protocol 1, the protocol of
+ * release 0.1.0 (whose hello had no version). A change that an older node would misread raises
+ * it; a change an older node can ignore (a new optional field, a frame kind it drops, as
+ * `acks` was) does not.
+ */
+export const MESH_PROTOCOL = 1
+/**
+ * The oldest protocol this node still links with (its hello's `minPeer`). It stays one release
+ * behind {@link MESH_PROTOCOL}, so that a cluster whose nodes are one release apart keeps
+ * working during a rolling upgrade (docs/operations.md, "Upgrades").
+ */
+export const MIN_PEER_PROTOCOL = 1
+
 /** A frame on a link: `k` names its kind. */
 export interface Frame { k: string, [field: string]: unknown }
 
@@ -84,6 +101,25 @@ export interface Hello {
    * so its peers keep each batch until then. Absent from nodes before it: nothing is kept.
    */
   acks?: boolean
+  /** The cluster protocol the node speaks ({@link MESH_PROTOCOL}); absent: 1. */
+  proto?: number
+  /** The oldest protocol the node links with ({@link MIN_PEER_PROTOCOL}); absent: 1. */
+  minPeer?: number
+  /** The node's Starling version (`v0.1.0`), for the log and the operator; absent before 0.1.0's successor. */
+  version?: string
+}
+
+/**
+ * Why this node cannot link with the node that sent `hello`, or undefined when it can: each
+ * must speak a protocol the other accepts.
+ */
+export function protocolMismatch (hello: Hello, ours = { proto: MESH_PROTOCOL, minPeer: MIN_PEER_PROTOCOL }): string | undefined {
+  const proto = typeof hello.proto === 'number' ? hello.proto : 1
+  const minPeer = typeof hello.minPeer === 'number' ? hello.minPeer : 1
+  const who = `${hello.name}${typeof hello.version === 'string' ? ` (Starling ${hello.version})` : ''}`
+  if (proto < ours.minPeer) return `${who} speaks cluster protocol ${proto}, older than ${ours.minPeer}, the oldest this node (Starling ${VERSION}) links with: upgrade it (one release at a time)`
+  if (ours.proto < minPeer) return `${who} speaks cluster protocol ${proto} and links with ${minPeer} or newer, not this node's ${ours.proto} (Starling ${VERSION}): upgrade this node (one release at a time)`
+  return undefined
 }
 
 /**
@@ -537,7 +573,7 @@ export class Mesh extends EventEmitter<MeshEvents> {
 
   /** The hello this node sends. */
   hello (): Hello {
-    return { name: this.name, addr: this.addr, incarnation: this.incarnation, acks: true }
+    return { name: this.name, addr: this.addr, incarnation: this.incarnation, acks: true, proto: MESH_PROTOCOL, minPeer: MIN_PEER_PROTOCOL, version: VERSION }
   }
 
   /** Names of the peers with a link up. */
@@ -590,6 +626,8 @@ export class Mesh extends EventEmitter<MeshEvents> {
           if (frame.k !== 'hello' || !isHello(frame.hello)) { link.abort(new Error('expected hello')); reject(new Error(`the node at ${host}:${port} spoke out of turn`)); return }
           const hello = frame.hello
           if (hello.name === this.name) { link.abort(new Error('self')); reject(new Error(`${host}:${port} is this node`)); return }
+          const mismatch = protocolMismatch(hello)
+          if (mismatch !== undefined) { this.log.warn({ peer: hello.name, addr: `${host}:${port}` }, `cluster link refused: ${mismatch}`); link.abort(new Error('protocol')); reject(new Error(`cannot link with the node at ${host}:${port}: ${mismatch}`)); return }
           this.adopt(link, hello)
           resolve(hello)
           return
@@ -608,7 +646,14 @@ export class Mesh extends EventEmitter<MeshEvents> {
         const hello = frame.hello
         dialer = hello.name
         ;(link as { dialer: string }).dialer = dialer
+        // the dialer gets our hello either way: a newer one says why it cannot link, in its own log
         link.send({ k: 'hello', hello: this.hello() })
+        const mismatch = protocolMismatch(hello)
+        if (mismatch !== undefined) {
+          this.log.warn({ peer: hello.name }, `cluster link refused: ${mismatch}`)
+          setTimeout(() => link.abort(new Error('protocol')), 1000)
+          return
+        }
         this.adopt(link, hello)
         return
       }
@@ -636,7 +681,7 @@ export class Mesh extends EventEmitter<MeshEvents> {
     }
     link.hello = hello
     this.links.set(hello.name, link)
-    this.log.info({ peer: hello.name, addr: hello.addr }, 'cluster link up')
+    this.log.info({ peer: hello.name, addr: hello.addr, version: hello.version, proto: hello.proto ?? 1 }, 'cluster link up')
     this.resendHeld(hello.name, link)
     this.emit('up', hello)
   }

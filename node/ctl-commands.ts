@@ -1,9 +1,10 @@
-import type { CtlCommand } from './control/index.js'
-import { CTL_COMMANDS } from './control/index.js'
-import { ACL_CTL_COMMANDS } from './acl/index.js'
-import { BANNED_CTL_COMMANDS } from './banned/index.js'
-import { PLUGIN_CTL_COMMANDS } from './plugins/index.js'
-import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/index.js'
+// the command tables' own files, not the services' indexes: starling-ctl loads this list on
+// every call (bin/ctl-commands.ts)
+import { CTL_COMMANDS, type CtlCommand } from './control/commands.js'
+import { ACL_CTL_COMMANDS } from './acl/acl-ctl.js'
+import { BANNED_CTL_COMMANDS } from './banned/ctl.js'
+import { PLUGIN_CTL_COMMANDS } from './plugins/control.js'
+import { TRACE_CTL_COMMANDS, LOG_CTL_COMMANDS } from './trace/trace-ctl.js'
 import { MGMT_CTL_COMMANDS } from './apps/ctl.js'
 import { MONITORING_CTL_COMMANDS } from './ops/monitoring-ctl.js'
 import { DATA_CTL_COMMANDS } from './ops/backup/ops.js'

@@ -1,16 +1,11 @@
 import { pino, type Logger, type LevelWithSilent, type DestinationStream } from 'pino'
 import { openLogFile, type LogFile, type LogFileOptions } from './log-file.js'
+import type { LogLevel, LogTarget } from './log-levels.js'
 
 export type { Logger }
 export type { LogFileOptions }
 
-/** Where the log goes (`log.to`, EMQ X 4's values): nowhere, the file, standard output, or both. */
-export const LOG_TARGETS = ['off', 'file', 'console', 'both'] as const
-export type LogTarget = typeof LOG_TARGETS[number]
-
-/** Log levels accepted by `log.level` (EMQ X names; `warning` maps to pino's `warn`). */
-export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const
-export type LogLevel = typeof LOG_LEVELS[number]
+export { LOG_TARGETS, LOG_LEVELS, type LogTarget, type LogLevel } from './log-levels.js'
 
 /** Maps an EMQ X level name to the pino level that carries it. */
 export function pinoLevel (level: LogLevel | 'silent'): LevelWithSilent {

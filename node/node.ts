@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Logger } from './logger.js'
-import { type StarlingConfig, resolvePath, configRoot, ensureDevCertificates } from './config/index.js'
+import { type StarlingConfig, resolvePath, resolveConfigPath, configRoot, ensureDevCertificates } from './config/index.js'
 import { CONFIG_SCHEMA } from './config/schema.js'
 import { createStore, type Store } from './store/index.js'
 import { SharedData } from './store/shared.js'
@@ -226,7 +226,8 @@ function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): Liste
     if (kind === 'ws' || kind === 'wss') spec.path = c[`${key}.mqtt_path`]
     if (c[`${key}.proxy_protocol`] === true) spec.proxyProtocol = { timeoutMs: c[`${key}.proxy_protocol_timeout`] }
     if (kind === 'ssl' || kind === 'wss') {
-      const file = (k: string): string => resolve(cwd, c[`${key}.${k}`])
+      // relative to the installation, or (etc/...) the user's etc directory
+      const file = (k: string): string => resolveConfigPath(cfg, c[`${key}.${k}`], cwd)
       spec.tls = {
         keyfile: file('keyfile'),
         certfile: file('certfile'),
@@ -239,7 +240,7 @@ function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): Liste
       for (const k of ['keyfile', 'certfile'] as const) {
         if (existsSync(spec.tls[k])) continue
         // the shipped defaults point at etc/certs: make the development certificate there
-        if (dirname(spec.tls[k]) === resolve(cwd, 'etc/certs')) ensureDevCertificates(dirname(spec.tls[k]), logger)
+        if (dirname(spec.tls[k]) === resolveConfigPath(cfg, 'etc/certs', cwd)) ensureDevCertificates(dirname(spec.tls[k]), logger)
         else throw new Error(`TLS file ${spec.tls[k]} (${key}.${k}) does not exist; point ${key}.${k} at a PEM file`)
       }
     }

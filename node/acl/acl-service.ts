@@ -16,7 +16,7 @@
 import type { StarlingNode } from '../node.js'
 import type { AccessClient, AccessControl, AccessDecision } from '../mqtt/broker-types.js'
 import { resolvePath } from '../config/index.js'
-import { defineCommand, type CtlCommand } from '../control/commands.js'
+import type { AclReloadResult } from './acl-ctl.js'
 import { loadAclFile, type AclRule } from './acl-rules.js'
 import { createAclRuleSet, type AclAction, type AclRuleSet } from './acl-matcher.js'
 import { AclCache } from './acl-cache.js'
@@ -45,12 +45,6 @@ export interface AclSource {
 
 /** Where the rules of `acl_file` sit in the chain: after the backends at their default 0 (EMQ X hooked its internal ACL at -1). */
 export const FILE_ACL_PRIORITY = -1
-
-/** Result of the node's `acl reload` control command. */
-export interface AclReloadResult {
-  /** Number of rules now in force. */
-  rules: number
-}
 
 /** The ACL of one node. */
 export interface AclService {
@@ -235,18 +229,3 @@ export function createAclService (node: AclServiceComponents): AclService {
     }
   }
 }
-
-/**
- * `acl reload`: EMQ X's `emqx_ctl acl reload` ("reload etc/acl.conf"). Prints `ok` and the
- * number of rules now in force; a bad file prints the file, line and problem and exits 1.
- */
-export const aclReloadCommand = defineCommand<AclReloadResult>({
-  words: ['acl', 'reload'],
-  description: 'Reload the ACL file (acl_file) and empty every client\'s ACL cache',
-  render (result) {
-    return `ok\nrules: ${result.rules}\n`
-  }
-})
-
-/** The `starling-ctl` commands of the ACL, for the command table. */
-export const ACL_CTL_COMMANDS: ReadonlyArray<CtlCommand<any>> = [aclReloadCommand]

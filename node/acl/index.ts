@@ -3,8 +3,10 @@
  * `acl_nomatch` as the fallback, cached per client, reloaded by `starling-ctl acl reload`.
  * See docs/acl.md.
  */
-export { createAclService, aclReloadCommand, ACL_CTL_COMMANDS } from './acl-service.js'
-export type { AclService, AclServiceComponents, AclReloadResult } from './acl-service.js'
+export { createAclService } from './acl-service.js'
+export type { AclService, AclServiceComponents } from './acl-service.js'
+export { aclReloadCommand, ACL_CTL_COMMANDS } from './acl-ctl.js'
+export type { AclReloadResult } from './acl-ctl.js'
 export { parseAclText, loadAclFile, compileAclRules } from './acl-rules.js'
 export type { AclRule, AclWho, AclTopic, AclAccess, AclPermission } from './acl-rules.js'
 export { createAclRuleSet } from './acl-matcher.js'

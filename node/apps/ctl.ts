@@ -2,7 +2,9 @@
  * `starling-ctl mgmt list|insert|lookup|update|delete`: API applications, as EMQ X 4's
  * `emqx_ctl mgmt` (`insert` prints the new AppSecret).
  */
-import { defineCommand, formatTable, type ControlServer, type CtlCommand, type TableColumn } from '../control/index.js'
+import { defineCommand, type CtlCommand } from '../control/commands.js'
+import { formatTable, type TableColumn } from '../control/format.js'
+import type { ControlServer } from '../control/server.js'
 import { WrongTypeError } from '../errors.js'
 import type { App, AppsService, NewApp } from './apps.js'
 import { REDACTED } from '../config/index.js'

@@ -5,7 +5,7 @@
  */
 import { isIP } from 'node:net'
 import { ApiError, ERRORS, type ErrorKind } from '../errors.js'
-import { MAX_KEY_BYTES } from '../store/index.js'
+import { MAX_KEY_BYTES } from '../store/key-limit.js'
 
 /** What `who` is matched against: the spec's names (EMQ X 3.x/4.0 used the same). */
 export const BANNED_AS = ['client_id', 'username', 'ip_address'] as const

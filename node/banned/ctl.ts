@@ -3,7 +3,9 @@
  * over the banned service. EMQ X 4 had no ctl command for the banned list (only the API);
  * the shape here follows its other commands (`ok` for changes) and is in docs/banned.md.
  */
-import { defineCommand, formatTable, type ControlHandlers, type ControlServer, type CtlCommand } from '../control/index.js'
+import { defineCommand, type CtlCommand } from '../control/commands.js'
+import { formatTable } from '../control/format.js'
+import type { ControlHandlers, ControlServer } from '../control/server.js'
 import { BANNED_AS, BANNED_BY_CTL, DEFAULT_BAN_SECONDS, type BannedEntry } from './banned-entry.js'
 import type { BannedService } from './banned-service.js'
 

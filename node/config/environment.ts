@@ -8,12 +8,16 @@
 /** Prefix of every environment variable the node reads. */
 export const CONFIG_ENV_PREFIX = 'STARLING_'
 
+/** The user's etc directory when no `--etc-dir` is given (`loadConfig`'s `etcDir`). */
+export const ETC_DIR_ENV = 'STARLING_ETC_DIR'
+
 /**
  * `STARLING_` variables that are not config keys, so the loader neither applies nor
  * refuses them. `STARLING_CONFIG`: path of the config file when none is given on the
- * command line. Add a name here before giving it another use.
+ * command line; `STARLING_ETC_DIR`: the user's etc directory. Add a name here before giving
+ * it another use.
  */
-export const NON_CONFIG_ENV_VARS: ReadonlySet<string> = new Set(['STARLING_CONFIG'])
+export const NON_CONFIG_ENV_VARS: ReadonlySet<string> = new Set(['STARLING_CONFIG', ETC_DIR_ENV])
 
 /** The variable that sets `key`: `mqtt.max_packet_size` -> `STARLING_MQTT__MAX_PACKET_SIZE`. */
 export function envVarName (key: string): string {

@@ -7,9 +7,9 @@ export { ConfigError, type ConfigErrorInit } from './config-error.js'
 export { parseConfText, readConfFile, type ConfEntry, type ConfFileLocation } from './conf-parser.js'
 export { allowedText, convertValue, formatValue } from './convert-value.js'
 export { DEV_CERTIFICATE_FILES, ensureDevCertificates, type EnsureDevCertificatesOptions } from './dev-certificates.js'
-export { CONFIG_ENV_PREFIX, NON_CONFIG_ENV_VARS, envVarName, keyFromEnvVar } from './environment.js'
+export { CONFIG_ENV_PREFIX, ETC_DIR_ENV, NON_CONFIG_ENV_VARS, envVarName, keyFromEnvVar } from './environment.js'
 export {
-  CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, configKeys, describeConfig, loadConfig, resolvePath, configRoot, configFile,
+  CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, configKeys, describeConfig, loadConfig, resolvePath, resolveConfigPath, configRoot, configFile, configEtcDir,
   redactSecrets, isSecretKey, maskConfigValue, restoreConfigValue,
   type LoadConfigOptions
 } from './load-config.js'

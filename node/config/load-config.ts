@@ -4,11 +4,11 @@
  * here, so a bad key or value stops the node before anything listens.
  */
 import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { isAbsolute, join, resolve } from 'node:path'
 import { ConfigError } from './config-error.js'
 import { readConfFile } from './conf-parser.js'
 import { allowedText, convertValue, formatValue } from './convert-value.js'
-import { configEnvEntries, envVarName } from './environment.js'
+import { ETC_DIR_ENV, configEnvEntries, envVarName } from './environment.js'
 import { NAME_PLACEHOLDER, isPluginKey } from './plugin-config.js'
 import { CONFIG_SCHEMA, type ConfigKey, type ConfigPathKey, type StarlingConfig } from './schema.js'
 import { REDACTED, type ConfigKeyInfo, type ConfigSchema, type ConfigValue, type KeySpec } from './schema-types.js'
@@ -39,6 +39,15 @@ export interface LoadConfigOptions {
    * listeners' certificate files ...) resolve against it. Default: `cwd`.
    */
   readonly root?: string
+  /**
+   * The user's etc directory, outside the installation (`--etc-dir`; default
+   * `$STARLING_ETC_DIR`, resolved against `cwd`), so that an upgrade never touches the
+   * user's settings: the default config file is `<etcDir>/starling.conf` instead of
+   * `<root>/etc/starling.conf`, and a relative path key written `etc/...` (`acl_file =
+   * etc/acl.conf`) names a file in it. The plugins' files are `<etcDir>/plugins/` (the node's
+   * `etcDir`, from {@link configEtcDir}). Without one, the installation's `etc/`.
+   */
+  readonly etcDir?: string
 }
 
 /** Which configuration file a loaded config came from. */
@@ -55,6 +64,8 @@ interface Raw { readonly value: string, readonly source: string }
 const loadedFrom = new WeakMap<StarlingConfig, string>()
 /** The file each loaded config was read from. */
 const fileOf = new WeakMap<StarlingConfig, ConfigFileInfo>()
+/** The user's etc directory of each config loaded with one. */
+const etcOf = new WeakMap<StarlingConfig, string>()
 
 const SCHEMA: ConfigSchema = CONFIG_SCHEMA
 const KEYS = Object.keys(CONFIG_SCHEMA) as ConfigKey[]
@@ -73,8 +84,10 @@ export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
   const raw = new Map<string, Raw>()
   for (const key of KEYS) raw.set(key, { value: SCHEMA[key].default ?? '', source: `default of ${key}` })
 
+  const etcDirGiven = opts.etcDir ?? nonEmpty(env[ETC_DIR_ENV])
+  const etcDir = etcDirGiven === undefined ? undefined : resolve(cwd, etcDirGiven)
   const fromEnv = nonEmpty(env[CONFIG_FILE_ENV])
-  const file = opts.file ?? fromEnv ?? DEFAULT_CONFIG_FILE
+  const file = opts.file ?? fromEnv ?? (etcDir === undefined ? DEFAULT_CONFIG_FILE : join(etcDir, 'starling.conf'))
   const givenBy = opts.file !== undefined ? undefined : fromEnv !== undefined ? CONFIG_FILE_ENV : undefined
   const required = opts.file !== undefined || fromEnv !== undefined
   // a file the user names is theirs (their working directory); the default is the installation's
@@ -105,7 +118,13 @@ export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
   const cfg = Object.freeze(values) as unknown as StarlingConfig
   loadedFrom.set(cfg, root)
   fileOf.set(cfg, info)
+  if (etcDir !== undefined) etcOf.set(cfg, etcDir)
   return cfg
+}
+
+/** The etc directory of `cfg`: the user's (`etcDir`) when it was loaded with one, else `<root>/etc`. */
+export function configEtcDir (cfg: StarlingConfig): string {
+  return etcOf.get(cfg) ?? join(configRoot(cfg), 'etc')
 }
 
 /** The directory relative path keys of `cfg` resolve against (its `root`). */
@@ -120,10 +139,18 @@ export function configFile (cfg: StarlingConfig): ConfigFileInfo | undefined {
 
 /**
  * A path key's value as an absolute path: relative paths are resolved against `cwd`,
- * by default the root the config was loaded with (`loadConfig({ root })`).
+ * by default the root the config was loaded with (`loadConfig({ root })`), except that with a
+ * user's etc directory (`loadConfig({ etcDir })`) a value written `etc/...` names a file in it.
  */
 export function resolvePath (cfg: StarlingConfig, key: ConfigPathKey, cwd?: string): string {
-  return resolve(cwd ?? loadedFrom.get(cfg) ?? process.cwd(), cfg[key])
+  return resolveConfigPath(cfg, cfg[key], cwd)
+}
+
+/** {@link resolvePath} for a path written in `cfg`'s terms (`etc/certs`, a key without a path type). */
+export function resolveConfigPath (cfg: StarlingConfig, value: string, cwd?: string): string {
+  const etcDir = etcOf.get(cfg)
+  if (etcDir !== undefined && !isAbsolute(value) && (value === 'etc' || value.startsWith('etc/'))) return join(etcDir, value.slice('etc'.length))
+  return resolve(cwd ?? loadedFrom.get(cfg) ?? process.cwd(), value)
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, configKeys } from './load-config.js'
 import { PLUGIN_KEY_PREFIXES } from './plugin-config.js'
+import { ETC_DIR_ENV } from './environment.js'
 import type { ConfigKeyInfo } from './schema-types.js'
 
 /** Section titles by key prefix; the first matching prefix wins, '' matches every key. */
@@ -90,7 +91,7 @@ export function renderConfigurationDoc (): string {
     'Each key takes the value of the last of these that sets it:',
     '',
     '1. the default in the table below;',
-    `2. the config file: the \`--config <file>\` option of \`starling\`; without it the file named by the \`${CONFIG_FILE_ENV}\` environment variable; without that \`${DEFAULT_CONFIG_FILE}\` under the installation root (the directory of Starling's package.json). A file given by \`--config\` or \`${CONFIG_FILE_ENV}\` must exist and is found relative to the directory you run the command in; a missing \`${DEFAULT_CONFIG_FILE}\` means "all defaults", and the node says so once at start. Relative paths inside the file and in the environment (\`node.data_dir\`, \`acl_file\`, certificate files) resolve against the installation root wherever the node is started from, as EMQ X's resolve against its install root;`,
+    `2. the config file: the \`--config <file>\` option of \`starling\`; without it the file named by the \`${CONFIG_FILE_ENV}\` environment variable; without that \`starling.conf\` in the user's etc directory when \`--etc-dir <dir>\` or \`${ETC_DIR_ENV}\` names one (where a path written \`etc/...\` also points; docs/operations.md); without that \`${DEFAULT_CONFIG_FILE}\` under the installation root (the directory of Starling's package.json). A file given by \`--config\` or \`${CONFIG_FILE_ENV}\` must exist and is found relative to the directory you run the command in; a missing \`${DEFAULT_CONFIG_FILE}\` means "all defaults", and the node says so once at start. Relative paths inside the file and in the environment (\`node.data_dir\`, \`acl_file\`, certificate files) resolve against the installation root wherever the node is started from, as EMQ X's resolve against its install root;`,
     '3. environment variables (next section);',
     '4. overrides passed by the program that starts the node (tests use them).',
     '',
@@ -105,7 +106,7 @@ export function renderConfigurationDoc (): string {
     '',
     'Every key can be set by the variable `STARLING_` + the key in upper case with each `.` written `__`:',
     '`listener.tcp.external` is `STARLING_LISTENER__TCP__EXTERNAL`, `node.data_dir` is `STARLING_NODE__DATA_DIR`. The value is written as in the file.',
-    `A \`STARLING_\` variable that names no key is an error, except \`${CONFIG_FILE_ENV}\` (the config file) and variables that belong to plugin keys (below), which the plugins read.`,
+    `A \`STARLING_\` variable that names no key is an error, except \`${CONFIG_FILE_ENV}\` (the config file), \`${ETC_DIR_ENV}\` (the etc directory) and variables that belong to plugin keys (below), which the plugins read.`,
     '',
     '## File syntax',
     '',

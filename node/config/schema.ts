@@ -7,7 +7,7 @@
  * Plugin keys (`retainer.`, `bridge.mqtt.`, `auth.` ...) are not here: each plugin
  * declares its own schema and loads `etc/plugins/<name>.conf` with `loadPluginConfig`.
  */
-import { LOG_LEVELS, LOG_TARGETS } from '../logger.js'
+import { LOG_LEVELS, LOG_TARGETS } from '../log-levels.js'
 import { FLAPPING_POLICY_PATTERN, RATE_PATTERN, FORCE_SHUTDOWN_PATTERN } from './value-types.js'
 import type { ConfigSchema, ConfigValues, PathKeys } from './schema-types.js'
 

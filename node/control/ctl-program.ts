@@ -29,6 +29,7 @@ export interface CtlIo {
 /** Options every command takes, given before or after the command words. */
 interface GlobalOptions {
   config?: string
+  etcDir?: string
   json?: boolean
 }
 
@@ -72,7 +73,8 @@ function createProgram (io: CtlIo, commands: ReadonlyArray<CtlCommand<any>>, set
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text)
     })
-    .option('--config <file>', 'configuration file of the node (default: $STARLING_CONFIG, else etc/starling.conf)')
+    .option('--config <file>', 'configuration file of the node (default: $STARLING_CONFIG, else <etc>/starling.conf)')
+    .option('--etc-dir <dir>', 'the node\'s etc directory, as given to bin/starling (default: $STARLING_ETC_DIR, else the installation\'s etc/)')
     .option('--json', 'print the result as JSON')
     .showHelpAfterError('(run starling-ctl --help for usage)')
     .helpCommand(false)
@@ -123,7 +125,7 @@ function leafCommand (program: Command, spec: CtlCommand<any>): Command {
 /** Loads the node's configuration, sends the command and renders the result. */
 async function runCommand (io: CtlIo, spec: CtlCommand<any>, invocation: CtlInvocation, globals: GlobalOptions): Promise<string> {
   // the node's own resolution (bin/starling): relative paths are the installation's
-  const cfg = loadConfig({ file: globals.config, env: io.env, cwd: io.cwd, root: io.root ?? packageRoot() })
+  const cfg = loadConfig({ file: globals.config, etcDir: globals.etcDir, env: io.env, cwd: io.cwd, root: io.root ?? packageRoot() })
   const socketPath = controlSocketPath(resolvePath(cfg, 'node.data_dir'))
   const sent = spec.prepare?.(invocation, { resolve: (path) => resolve(io.cwd, path) }) ?? invocation
   const result = await callControl(socketPath, commandName(spec), sent.args, sent.options, {

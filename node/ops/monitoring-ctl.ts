@@ -4,7 +4,8 @@
  * entries and how their results print. The node-side handlers are in
  * monitoring-ctl-handlers.ts. `--json` prints the results as the API returns them.
  */
-import { defineCommand, formatFields, formatTable, type CtlCommand, type TableColumn } from '../control/index.js'
+import { defineCommand, type CtlCommand } from '../control/commands.js'
+import { formatFields, formatTable, type TableColumn } from '../control/format.js'
 import type { BrokerInfo } from './node-info.js'
 import type { Connection } from './connections.js'
 import type { Session } from './sessions.js'

@@ -2,13 +2,10 @@ import { chmodSync, mkdirSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { open, type Database, type RootDatabase } from 'lmdb'
 import type { Logger } from '../logger.js'
+import { MAX_KEY_BYTES } from './key-limit.js'
+import { upgradeStoreFormat, type StoreFormatPlan } from './format.js'
 
-/**
- * The longest key, in UTF-8 bytes, a {@link StoreTable} accepts. LMDB's compiled-in limit
- * (1978) less a margin for the key encoding's type byte. Callers that key by data they do
- * not control (topics, client ids) must shorten longer keys themselves, e.g. by hashing.
- */
-export const MAX_KEY_BYTES = 1900
+export { MAX_KEY_BYTES }
 
 /**
  * One named sub-database of the {@link Store}: string keys in byte order, values encoded
@@ -66,6 +63,8 @@ export interface StoreInit {
   /** Directory for the database files (`node.data_dir`); created when missing. */
   dir: string
   logger: Logger
+  /** The format to bring the store to, and the steps (default: this release's, node/store/format.ts). */
+  format?: StoreFormatPlan
 }
 
 /** The most named tables one store can hold (LMDB reserves a slot per name). */
@@ -95,7 +94,7 @@ export async function createStore (init: StoreInit): Promise<Store> {
   let closed = false
   logger.debug({ dir: init.dir }, 'store opened')
 
-  return {
+  const store: Store = {
     dir: init.dir,
     table<T> (name: string): StoreTable<T> {
       if (closed) throw new Error(`store at ${init.dir} is closed; open it again before using table "${name}"`)
@@ -119,6 +118,14 @@ export async function createStore (init: StoreInit): Promise<Store> {
       logger.debug({ dir: init.dir }, 'store closed')
     }
   }
+  // before anyone reads it: an earlier release's store is upgraded, a later release's refused
+  try {
+    await upgradeStoreFormat(store, logger, init.format)
+  } catch (err) {
+    await store.close()
+    throw err
+  }
+  return store
 }
 
 /**

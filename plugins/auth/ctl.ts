@@ -8,7 +8,8 @@
  * adds placeholders for the time the plugin is not loaded, so the user is told to load it
  * instead of getting "unknown command".
  */
-import { defineCommand, type ControlHandlers, type ControlServer, type CtlCommand } from '../../node/control/index.js'
+import { defineCommand, type CtlCommand } from '../../node/control/commands.js'
+import type { ControlHandlers, ControlServer } from '../../node/control/server.js'
 import type { CredentialService } from './credentials.js'
 import { AuthPluginNotLoadedError } from './errors.js'
 

@@ -3,7 +3,8 @@
  * (each prints `ok`). The handlers call the users service (users.ts); they are registered
  * while svc_dashboard is attached, loaded or not, as the users are cluster-wide data.
  */
-import { defineCommand, type ControlServer, type CtlCommand } from '../../node/control/index.js'
+import { defineCommand, type CtlCommand } from '../../node/control/commands.js'
+import type { ControlServer } from '../../node/control/server.js'
 import type { DashboardUsers } from './users.js'
 
 const printOk = (): string => 'ok\n'

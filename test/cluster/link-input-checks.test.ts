@@ -18,14 +18,9 @@
  * - `reg`/`reg=` entries of the wrong shape are skipped (a `reg=` list that was not one threw).
  */
 import { encodeBatch, type ForwardedMessage } from '../../cluster/pub-batch.js'
-import { FRAME_PUBLISH_BATCH, multiaddrOf, pskFromCookie } from '../../cluster/mesh.js'
-import { createLibp2p } from 'libp2p'
-import { tcp } from '@libp2p/tcp'
-import { noise } from '@chainsafe/libp2p-noise'
-import { yamux } from '@chainsafe/libp2p-yamux'
-import { preSharedKey } from '@libp2p/pnet'
+import { FRAME_PUBLISH_BATCH, multiaddrOf } from '../../cluster/mesh.js'
 import { multiaddr } from '@multiformats/multiaddr'
-import { Packr } from 'msgpackr'
+import { cookiePeer, frame } from '../helpers/mesh-peer.js'
 import { startTestNode, connect, closeClients, waitFor, collect, type TestNode } from '../helpers/node.js'
 
 let a: TestNode, b: TestNode
@@ -81,26 +76,6 @@ test('member entries of the wrong shape are dropped: the book and the dial round
   expect(b.cluster.status().map(m => m.name).sort()).toEqual(before)
   expect(b.cluster.status().every(m => m.status === 'running')).toBe(true)
 })
-
-const packr = new Packr({ useRecords: false, moreTypes: false })
-
-/** One link frame: a 4-byte length, the MessagePack type byte, the body. */
-function frame (value: unknown): Uint8Array {
-  const body = packr.pack(value)
-  const head = Buffer.alloc(5)
-  head.writeUInt32BE(body.length, 0)
-  return Buffer.concat([head, body])
-}
-
-/** A libp2p peer with `node`'s cluster cookie (not a member until it says hello). */
-async function cookiePeer (node: TestNode): Promise<Awaited<ReturnType<typeof createLibp2p>>> {
-  return await createLibp2p({
-    transports: [tcp()],
-    connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
-    connectionProtector: preSharedKey({ psk: pskFromCookie(node.config['node.cookie']) })
-  })
-}
 
 /** A libp2p peer with the cluster's cookie, linked to `node` as `name` by a hello; `send` writes frames on the link. */
 async function fakeMember (node: TestNode, name: string): Promise<{ send: (...frames: unknown[]) => void, stop: () => Promise<void> }> {

@@ -93,6 +93,8 @@ export interface SpawnNodeOptions {
   wrap?: string[]
   /** Working directory of the process (default the project root). */
   cwd?: string
+  /** The `bin/starling` to run: another installation's (an earlier release's, for upgrade tests); default this checkout's. */
+  program?: string
 }
 
 const spawned = new Set<ChildProcess>()
@@ -128,7 +130,7 @@ export async function spawnNode (opts: SpawnNodeOptions = {}): Promise<NodeProce
   const dataDir = opts.dataDir ?? tempDir()
   const vars: Record<string, string> = { ...EPHEMERAL_ENV, STARLING_NODE__DATA_DIR: dataDir, ...opts.env }
   const expected = (Object.keys(LISTENER_KEYS) as ListenerProtocol[]).filter(p => !['', 'off'].includes((vars[LISTENER_KEYS[p]] ?? '').trim()))
-  const argv = [process.execPath, join(PROJECT_ROOT, 'bin/starling'), ...(opts.args ?? [])]
+  const argv = [process.execPath, opts.program ?? join(PROJECT_ROOT, 'bin/starling'), ...(opts.args ?? [])]
   const wrapped = [...(opts.wrap ?? []), ...argv]
   const child = spawn(wrapped[0], wrapped.slice(1), {
     cwd: opts.cwd ?? PROJECT_ROOT,
