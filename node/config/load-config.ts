@@ -10,6 +10,8 @@ import { readConfFile } from './conf-parser.js'
 import { allowedText, convertValue, formatValue } from './convert-value.js'
 import { configEnvEntries, envVarName } from './environment.js'
 import { NAME_PLACEHOLDER, isPluginKey } from './plugin-config.js'
+import { renderPlatformDirs } from './emqx-keys.js'
+import { convertZones, formatZoneValue, newLoadState, take, tryConvert, type ConfigWarning, type Raw } from './migrate-keys.js'
 import { CONFIG_SCHEMA, type ConfigKey, type ConfigPathKey, type StarlingConfig } from './schema.js'
 import { REDACTED, type ConfigKeyInfo, type ConfigSchema, type ConfigValue, type KeySpec } from './schema-types.js'
 import { maskHeader, maskPairs, maskUrl, restorePairs, restoreUrl } from './secret-values.js'
@@ -49,12 +51,13 @@ export interface ConfigFileInfo {
   readonly found: boolean
 }
 
-interface Raw { readonly value: string, readonly source: string }
 
 /** The root each loaded config resolves its relative paths against, for `resolvePath`. */
 const loadedFrom = new WeakMap<StarlingConfig, string>()
 /** The file each loaded config was read from. */
 const fileOf = new WeakMap<StarlingConfig, ConfigFileInfo>()
+/** The warnings each loaded config gave. */
+const warningsOf = new WeakMap<StarlingConfig, readonly ConfigWarning[]>()
 
 const SCHEMA: ConfigSchema = CONFIG_SCHEMA
 const KEYS = Object.keys(CONFIG_SCHEMA) as ConfigKey[]
@@ -62,16 +65,18 @@ const KEYS = Object.keys(CONFIG_SCHEMA) as ConfigKey[]
 /**
  * Loads and validates the node's configuration; the result is frozen.
  *
- * Throws a ConfigError with a one-line message for: a missing file that was asked for, a
- * malformed line, an unknown key (file, environment or overrides; with a suggestion), a
- * plugin key in the main file, and a value its key's type refuses.
+ * Every key of every source is looked at before anything is refused, and a ConfigError
+ * (ConfigError.all: one line per problem) names each of: a missing file that was asked
+ * for, a malformed line, an unknown key (with a suggestion), a plugin key in the main file,
+ * and a value its key's type refuses. EMQ X 4.4's keys that are not Starling's are accepted
+ * as emqx-keys.ts and zones.ts say, with the warning lines {@link configWarnings} gives.
  */
 export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
   const cwd = resolve(opts.cwd ?? process.cwd())
   const root = resolve(cwd, opts.root ?? cwd)
   const env = opts.env ?? process.env
-  const raw = new Map<string, Raw>()
-  for (const key of KEYS) raw.set(key, { value: SCHEMA[key].default ?? '', source: `default of ${key}` })
+  const state = newLoadState()
+  for (const key of KEYS) state.raw.set(key, { value: SCHEMA[key].default ?? '', source: `default of ${key}` })
 
   const fromEnv = nonEmpty(env[CONFIG_FILE_ENV])
   const file = opts.file ?? fromEnv ?? DEFAULT_CONFIG_FILE
@@ -79,33 +84,39 @@ export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
   const required = opts.file !== undefined || fromEnv !== undefined
   // a file the user names is theirs (their working directory); the default is the installation's
   const fileBase = required ? cwd : root
-  const entries = readConfFile({ path: file, cwd: fileBase, required, givenBy })
+  const entries = readConfFile({ path: file, cwd: fileBase, required, givenBy, collect: state.problems })
   const info: ConfigFileInfo = { path: resolve(fileBase, file), found: required || existsSync(resolve(fileBase, file)) }
-  for (const e of entries) {
-    if (!raw.has(e.key)) throw notANodeKey(e.key, e.value, e.source)
-    raw.set(e.key, e)
-  }
+  for (const e of entries) take(state, e.key, renderPlatformDirs(e.value), e.source, KEYS)
 
   for (const e of configEnvEntries(env)) {
     if (isPluginKey(e.key)) continue // read by the plugin's own loader
-    if (!raw.has(e.key)) throw ConfigError.unknownKey(e.key, e.value, e.source, KEYS, envVarName)
-    raw.set(e.key, e)
+    take(state, e.key, e.value, e.source, KEYS, envVarName)
   }
 
-  for (const [key, value] of Object.entries(opts.overrides ?? {})) {
-    if (!raw.has(key)) throw notANodeKey(key, value, 'override')
-    raw.set(key, { value, source: 'override' })
-  }
+  for (const [key, value] of Object.entries(opts.overrides ?? {})) take(state, key, value, 'override', KEYS)
 
   const values: Record<string, ConfigValue> = {}
   for (const key of KEYS) {
-    const r = raw.get(key) as Raw
-    values[key] = convertValue(key, SCHEMA[key], r.value, r.source)
+    const r = state.raw.get(key) as Raw
+    const v = tryConvert(state, key, SCHEMA[key], r.value, r.source)
+    if (v !== undefined) values[key] = v
   }
+  convertZones(state, values)
+  if (state.problems.length > 0) throw ConfigError.all(state.problems)
   const cfg = Object.freeze(values) as unknown as StarlingConfig
   loadedFrom.set(cfg, root)
   fileOf.set(cfg, info)
+  warningsOf.set(cfg, Object.freeze(state.warnings))
   return cfg
+}
+
+/**
+ * The warning lines loading `cfg` gave, one per EMQ X key accepted without effect
+ * (`etc/emqx.conf:31: node.process_limit has no meaning outside the Erlang VM ...`).
+ * The node logs each at start.
+ */
+export function configWarnings (cfg: StarlingConfig): readonly ConfigWarning[] {
+  return warningsOf.get(cfg) ?? []
 }
 
 /** The directory relative path keys of `cfg` resolve against (its `root`). */
@@ -133,6 +144,10 @@ export function resolvePath (cfg: StarlingConfig, key: ConfigPathKey, cwd?: stri
 export function describeConfig (cfg: StarlingConfig): Record<ConfigKey, string> {
   const out = {} as Record<ConfigKey, string>
   for (const key of KEYS) out[key] = formatValue(SCHEMA[key], cfg[key])
+  for (const key of Object.keys(cfg)) {
+    // the zones' keys (zone.internal.max_qos_allowed), after the schema's
+    if (!Object.hasOwn(SCHEMA, key)) out[key as ConfigKey] = String(formatZoneValue(key, (cfg as Record<string, ConfigValue>)[key]))
+  }
   return out
 }
 
@@ -212,16 +227,6 @@ export function configKeys (schema: ConfigSchema = CONFIG_SCHEMA): ConfigKeyInfo
     live: spec.live,
     env: envVarName(key)
   }))
-}
-
-function notANodeKey (key: string, value: string, source: string): ConfigError {
-  if (isPluginKey(key)) {
-    // the bridges' keys have one file (svc_bridge_mqtt); other prefixes are shared by several plugins
-    const file = key.startsWith('bridge.mqtt.') ? 'etc/plugins/svc_bridge_mqtt.conf' : 'the plugin\'s file under etc/plugins/'
-    return new ConfigError(`key ${JSON.stringify(key)} belongs to a plugin: set it in ${file}`,
-      { key, value, source })
-  }
-  return ConfigError.unknownKey(key, value, source, KEYS)
 }
 
 function nonEmpty (s: string | undefined): string | undefined {
