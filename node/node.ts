@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import type { Logger } from './logger.js'
-import { type StarlingConfig, resolvePath, configRoot, ensureDevCertificates } from './config/index.js'
+import { type StarlingConfig, resolvePath, configRoot, configWarnings, ensureDevCertificates } from './config/index.js'
 import { CONFIG_SCHEMA } from './config/schema.js'
 import { createStore, type Store } from './store/index.js'
 import { SharedData } from './store/shared.js'
@@ -123,6 +123,8 @@ export interface StartNodeInit {
  */
 export async function startNode (config: StarlingConfig, init: StartNodeInit): Promise<StarlingNode> {
   const { logger } = init
+  // EMQ X keys accepted without effect: one line each (docs/migration.md)
+  for (const w of configWarnings(config)) logger.warn({ key: w.key, source: w.source }, w.message)
   const cwd = init.cwd ?? configRoot(config)
   const name = config['node.name']
   const dataDir = resolvePath(config, 'node.data_dir', cwd)
@@ -222,7 +224,9 @@ function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): Liste
       host: address.host,
       port: address.port,
       maxConns: c[`${key}.max_conns`],
-      acceptors: c[`${key}.acceptors`]
+      acceptors: c[`${key}.acceptors`],
+      zone: c[`${key}.zone`],
+      mountpoint: c[`${key}.mountpoint`]
     }
     if (kind === 'ws' || kind === 'wss') spec.path = c[`${key}.mqtt_path`]
     if (kind === 'ssl' || kind === 'wss') {

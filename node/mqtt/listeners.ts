@@ -61,6 +61,10 @@ export interface ListenerSpec {
   tls?: ListenerTls
   /** WebSocket path, e.g. `/mqtt`. */
   path?: string
+  /** `listener.<kind>.external.zone`: the zone its clients are held to (`external` when absent). */
+  zone?: string
+  /** `listener.<kind>.external.mountpoint`: its clients' topic prefix over their zone's; empty or absent: the zone's. */
+  mountpoint?: string
 }
 
 /** A listener as the listeners API and `starling-ctl listeners` report it (spec: Listener). */
@@ -246,6 +250,8 @@ export class MqttListener {
       tlsSocket: socket instanceof tls.TLSSocket ? socket : undefined,
       transport: socket,
       peerCertAsUsername: this.spec.tls?.peerCertAsUsername,
+      zone: this.spec.zone,
+      mountpoint: this.spec.mountpoint,
       onClose: this.connectionClosed
     })
   }
