@@ -131,7 +131,6 @@ export function convertZones (state: LoadState, values: Record<string, ConfigVal
     const v = tryConvert(state, key, r.entry.spec, r.value, r.source)
     const nodeValue = values[r.entry.node]
     if (v === undefined || nodeValue === undefined || v === nodeValue) continue
-    const zone = parseZoneKey(key)?.zone ?? ''
     const shown = formatValue(SCHEMA[r.entry.node], nodeValue)
     state.warnings.push({
       key,

@@ -20,7 +20,7 @@ const TLS_VERIFY = ['verify_none', 'verify_peer'] as const
 /** A zone name (EMQ X's atoms). */
 const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_]*$/
 /** A mountpoint: a topic prefix without wildcards (`%c`, `%u` substituted per client). */
-export const MOUNTPOINT = /^[^#+\u0000]*$/
+export const MOUNTPOINT = /^[^#+]*$/
 const MAX_PACKET = 268435455 // MQTT's Remaining Length limit, 256MB - 1 [MQTT-2.2.3]
 
 /** The node's configuration schema. Key order is the order of the docs and the shipped file. */
