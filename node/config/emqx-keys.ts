@@ -117,7 +117,11 @@ const RULES: readonly Rule[] = [
  * such key either. `value` decides for `same` rules.
  */
 export function emqxOutcome (key: string, value: string): EmqxOutcome | undefined {
-  for (const rule of RULES) {
+  return outcomeBy(RULES, key, value)
+}
+
+function outcomeBy (rules: readonly Rule[], key: string, value: string): EmqxOutcome | undefined {
+  for (const rule of rules) {
     const m = rule.pattern.exec(key)
     if (m === null) continue
     if (rule.alias !== undefined) return { kind: 'alias', key: rule.alias.replace(/\$(\d)/g, (_, i: string) => m[Number(i)]) }
@@ -150,4 +154,40 @@ export function renderPlatformDirs (value: string): string {
 /** A value as a warning line shows it: cut after 60 characters (cipher lists are long). */
 export function clipValue (value: string): string {
   return value.length > 60 ? `${value.slice(0, 57)}...` : value
+}
+
+/**
+ * Keys of EMQ X 4.4's files of the plugins Starling has (`emqx_auth_mongo.conf` ...) that the
+ * Starling plugin's schema does not have: EMQ X 4.4's names of its keys, or keys accepted
+ * without effect. `loadPluginConfig` asks here before it refuses a key.
+ */
+const PLUGIN_RULES: readonly Rule[] = [
+  { pattern: r(String.raw`(management|dashboard)\..+`), absent: 'Starling reads the management and dashboard keys from its main file, starling.conf or emqx.conf' },
+  { pattern: r(String.raw`bridge\.mqtt\.([A-Za-z0-9_-]+)\.clientid`), alias: 'bridge.mqtt.$1.client_id' },
+  { pattern: r(String.raw`bridge\.mqtt\.([A-Za-z0-9_-]+)\.forward_mountpoint`), alias: 'bridge.mqtt.$1.mountpoint' },
+  { pattern: r(String.raw`bridge\.mqtt\.([A-Za-z0-9_-]+)\.max_inflight_size`), alias: 'bridge.mqtt.$1.max_inflight_batches' },
+  { pattern: r(String.raw`bridge\.mqtt\.([A-Za-z0-9_-]+)\.batch_size`), alias: 'bridge.mqtt.$1.queue.batch_count_limit' },
+  { pattern: r(String.raw`auth\.ldap\.ssl`), alias: 'auth.ldap.ssl.enable' },
+  { pattern: r(String.raw`auth\.mongo\.topology\.(max_overflow|overflow_ttl|overflow_check_period|socket_timeout_ms|server_selection_timeout_ms|min_heartbeat_frequency_ms)`), erlang: 'an option of the Erlang MongoDB driver\'s worker pool (poolboy)' },
+  { pattern: r(String.raw`retainer\.stop_publish_clear_msg`), same: ['false', 'off'], absent: 'Starling forwards an empty retained message that clears a topic, as MQTT says' },
+  { pattern: r(String.raw`rule_engine\.ignore_sys_message`), same: ['on', 'true'], absent: 'Starling\'s rules never see $SYS messages' },
+  { pattern: r(String.raw`rule_engine\.events\.(client_connected|client_disconnected|session_subscribed|session_unsubscribed|message_delivered|message_acked|message_dropped)`), same: ['off', 'false'], absent: 'Starling does not publish events as $event/ MQTT messages; rules take them with FROM "$events/..."' }
+]
+
+/**
+ * The outcome of a key of a Starling plugin's file that the plugin's schema does not have,
+ * or undefined when EMQ X 4.4's file of that plugin has no such key either (a typo).
+ */
+export function emqxPluginKeyOutcome (key: string, value: string): EmqxOutcome | undefined {
+  return outcomeBy(PLUGIN_RULES, key, value)
+}
+
+/**
+ * EMQ X's name of a plugin's file beside Starling's: `etc/plugins/svc_auth_http.conf` ->
+ * `etc/plugins/emqx_auth_http.conf` (read when Starling's is missing, so EMQ X's files can be
+ * dropped in as they are); undefined for a file not named `svc_*.conf`.
+ */
+export function emqxPluginFile (file: string): string | undefined {
+  const m = /^(.*[\\/])?svc_([a-z0-9_]+\.conf)$/.exec(file)
+  return m === null ? undefined : `${m[1] ?? ''}emqx_${m[2]}`
 }

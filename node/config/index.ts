@@ -10,15 +10,16 @@ export { DEV_CERTIFICATE_FILES, ensureDevCertificates, type EnsureDevCertificate
 export { CONFIG_ENV_PREFIX, NON_CONFIG_ENV_VARS, envVarName, keyFromEnvVar } from './environment.js'
 export {
   CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, configKeys, describeConfig, loadConfig, resolvePath, configRoot, configFile,
-  redactSecrets, isSecretKey, maskConfigValue, restoreConfigValue, configWarnings,
+  redactSecrets, isSecretKey, maskConfigValue, restoreConfigValue,
   type LoadConfigOptions
 } from './load-config.js'
 export {
   NAME_PLACEHOLDER, PLUGIN_KEY_PREFIXES, describePluginConfig, isPluginKey, loadPluginConfig,
   type LoadPluginConfigOptions, type PluginConfig
 } from './plugin-config.js'
-export type { ConfigWarning } from './migrate-keys.js'
-export { PLATFORM_DIRS, emqxOutcome, renderPlatformDirs, type EmqxOutcome } from './emqx-keys.js'
+export { configWarnings, type ConfigWarning } from './config-warnings.js'
+export { foreignPluginFileWarnings } from './plugin-files.js'
+export { PLATFORM_DIRS, emqxOutcome, emqxPluginFile, emqxPluginKeyOutcome, renderPlatformDirs, type EmqxOutcome } from './emqx-keys.js'
 export { ZONE_KEYS, ZONE_ONLY, parseZoneKey, zoneNames, zoneValue } from './zones.js'
 export { renderConfigurationDoc, renderDefaultConfFile } from './render-docs.js'
 export type { ConfigKey, ConfigPathKey, StarlingConfig } from './schema.js'

@@ -11,7 +11,8 @@ import { allowedText, formatValue } from './convert-value.js'
 import { configEnvEntries, envVarName } from './environment.js'
 import { NAME_PLACEHOLDER, isPluginKey } from './plugin-config.js'
 import { renderPlatformDirs } from './emqx-keys.js'
-import { convertZones, formatZoneValue, newLoadState, take, tryConvert, type ConfigWarning, type Raw } from './migrate-keys.js'
+import { convertZones, formatZoneValue, newLoadState, take, tryConvert, type Raw } from './migrate-keys.js'
+import { recordWarnings } from './config-warnings.js'
 import { CONFIG_SCHEMA, type ConfigKey, type ConfigPathKey, type StarlingConfig } from './schema.js'
 import { REDACTED, type ConfigKeyInfo, type ConfigSchema, type ConfigValue, type KeySpec } from './schema-types.js'
 import { maskHeader, maskPairs, maskUrl, restorePairs, restoreUrl } from './secret-values.js'
@@ -56,8 +57,6 @@ export interface ConfigFileInfo {
 const loadedFrom = new WeakMap<StarlingConfig, string>()
 /** The file each loaded config was read from. */
 const fileOf = new WeakMap<StarlingConfig, ConfigFileInfo>()
-/** The warnings each loaded config gave. */
-const warningsOf = new WeakMap<StarlingConfig, readonly ConfigWarning[]>()
 
 const SCHEMA: ConfigSchema = CONFIG_SCHEMA
 const KEYS = Object.keys(CONFIG_SCHEMA) as ConfigKey[]
@@ -69,7 +68,7 @@ const KEYS = Object.keys(CONFIG_SCHEMA) as ConfigKey[]
  * (ConfigError.all: one line per problem) names each of: a missing file that was asked
  * for, a malformed line, an unknown key (with a suggestion), a plugin key in the main file,
  * and a value its key's type refuses. EMQ X 4.4's keys that are not Starling's are accepted
- * as emqx-keys.ts and zones.ts say, with the warning lines {@link configWarnings} gives.
+ * as emqx-keys.ts and zones.ts say, with the warning lines `configWarnings` gives.
  */
 export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
   const cwd = resolve(opts.cwd ?? process.cwd())
@@ -106,17 +105,8 @@ export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
   const cfg = Object.freeze(values) as unknown as StarlingConfig
   loadedFrom.set(cfg, root)
   fileOf.set(cfg, info)
-  warningsOf.set(cfg, Object.freeze(state.warnings))
+  recordWarnings(cfg, state.warnings)
   return cfg
-}
-
-/**
- * The warning lines loading `cfg` gave, one per EMQ X key accepted without effect
- * (`etc/emqx.conf:31: node.process_limit has no meaning outside the Erlang VM ...`).
- * The node logs each at start.
- */
-export function configWarnings (cfg: StarlingConfig): readonly ConfigWarning[] {
-  return warningsOf.get(cfg) ?? []
 }
 
 /** The directory relative path keys of `cfg` resolve against (its `root`). */

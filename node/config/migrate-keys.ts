@@ -11,17 +11,10 @@ import { isPluginKey } from './plugin-config.js'
 import { CONFIG_SCHEMA } from './schema.js'
 import type { ConfigSchema, ConfigValue, KeySpec } from './schema-types.js'
 import { ZONE_KEYS, ZONE_ONLY, parseZoneKey, type NodeWideZoneKey } from './zones.js'
+import type { ConfigWarning } from './config-warnings.js'
 
 /** A value as written, and where. */
 export interface Raw { readonly value: string, readonly source: string }
-
-/** One key accepted without effect: logged as one line at start. */
-export interface ConfigWarning {
-  readonly key: string
-  readonly source: string
-  /** `<source>: <what and why>`, one line. */
-  readonly message: string
-}
 
 /** What a load has gathered so far. */
 export interface LoadState {

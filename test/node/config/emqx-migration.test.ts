@@ -7,8 +7,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, configWarnings, emqxOutcome, loadConfig } from '../../../node/config/index.js'
-import { emqxKeys, type EmqxKey } from '../../fixtures/emqx44/emqx44.js'
+import { ConfigError, configWarnings, emqxOutcome, foreignPluginFileWarnings, loadConfig, loadPluginConfig } from '../../../node/config/index.js'
+import type { PluginDefinition } from '../../../node/plugins/types.js'
+import { pluginList } from '../../../plugins/index.js'
+import { createRuleEnginePlugin } from '../../../rules/plugin.js'
+import { emqxFiles, emqxKeys, type EmqxKey } from '../../fixtures/emqx44/emqx44.js'
+
+/** svc_management's place in the plugin list (its keys are the node's: an empty schema). */
+function createManagementStandIn (): PluginDefinition {
+  return { name: 'svc_management', version: '0', description: '', configSchema: {}, loadedByDefault: true, load: async () => ({ unload: async () => {} }) }
+}
 
 let dir: string
 beforeAll(() => { dir = mkdtempSync(join(tmpdir(), 'starling-emqx-')) })
@@ -61,6 +69,40 @@ describe('every key of the files of EMQ X 4.4\'s plugins that Starling does not 
   it.each(missing.map((k): [string, string, EmqxKey] => [k.file, `${k.commented ? '#' : ''}${k.key}`, k]))('%s: %s names the plugin Starling does not have', (_file, _, k) => {
     const outcome = emqxOutcome(k.key, k.value)
     expect(outcome).toMatchObject({ kind: 'warn', why: 'plugin' })
+  })
+})
+
+describe('EMQ X 4.4\'s files of the plugins Starling has, dropped into etc/plugins/ as they are', () => {
+  const plugins = new Map(pluginList({ management: createManagementStandIn(), ruleEngine: createRuleEnginePlugin(() => ({ start: async () => {}, stop: async () => {} })) }).map(p => [p.name, p]))
+  const etc = (): string => join(dir, 'plugins-etc')
+  beforeAll(() => { emqxFiles(etc()) })
+
+  it.each(Object.entries(STARLING_PLUGIN))('%s is read as %s\'s file: every active key applied or one warning line', (file, name) => {
+    const schema = plugins.get(name)!.configSchema
+    const cfg = loadPluginConfig(join(etc(), 'etc/plugins', `${name}.conf`), schema, { optional: true, env: {} })
+    const active = keys.filter(k => k.file === file && !k.commented)
+    const warned = configWarnings(cfg)
+    for (const k of active) expect(warned.filter(w => w.key === k.key).length).toBeLessThanOrEqual(1)
+    for (const w of warned) expect(w.message).not.toMatch(/\n/)
+  })
+
+  /** EMQ X's commented examples Starling's schemas refuse: an empty value (EMQ X: unset), or a value of another form. */
+  const REFUSED_EXAMPLES = new Set(['auth.mongo.w_mode', 'auth.mongo.r_mode', 'bridge.mqtt.aws.verify'])
+
+  it.each(keys.filter(k => k.commented && STARLING_PLUGIN[k.file] !== undefined && !REFUSED_EXAMPLES.has(k.key)).map((k): [string, EmqxKey] => [k.key, k]))('commented %s, uncommented, loads', (_, k) => {
+    const name = STARLING_PLUGIN[k.file]
+    const path = join(dir, `${name}.conf`)
+    const bridge = name === 'svc_bridge_mqtt' ? 'bridge.mqtt.aws.address = 127.0.0.1:1883\n' : ''
+    writeFileSync(path, `${bridge}${k.key} = ${k.value}\n`)
+    const cfg = loadPluginConfig(path, plugins.get(name)!.configSchema, { env: {} })
+    expect(configWarnings(cfg).filter(w => w.key === k.key).length).toBeLessThanOrEqual(1)
+  })
+
+  it('names each key of the files of plugins Starling does not have in one warning line', () => {
+    const warnings = foreignPluginFileWarnings(join(etc(), 'etc/plugins'), new Set(plugins.keys()))
+    const expected = keys.filter(k => !k.commented && !MAIN_FILES.has(k.file) && STARLING_PLUGIN[k.file] === undefined)
+    expect(warnings.map(w => w.key).sort()).toEqual(expected.map(k => k.key).sort())
+    expect(warnings.find(w => w.key === 'coap.bind.udp.1')?.message).toMatch(/emqx_coap, which Starling does not have \(yet\)/)
   })
 })
 
