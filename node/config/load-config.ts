@@ -101,7 +101,7 @@ export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
     if (v !== undefined) values[key] = v
   }
   convertZones(state, values)
-  if (state.problems.length > 0) throw ConfigError.all(state.problems)
+  if (state.problems.length > 0) throw ConfigError.all(inFileOrder(state.problems))
   const cfg = Object.freeze(values) as unknown as StarlingConfig
   loadedFrom.set(cfg, root)
   fileOf.set(cfg, info)
@@ -217,6 +217,15 @@ export function configKeys (schema: ConfigSchema = CONFIG_SCHEMA): ConfigKeyInfo
     live: spec.live,
     env: envVarName(key)
   }))
+}
+
+/** The problems of the file in line order, then the environment's and the overrides' as found. */
+function inFileOrder (problems: readonly ConfigError[]): ConfigError[] {
+  const line = (p: ConfigError): number => {
+    const m = /:(\d+)$/.exec(p.source)
+    return m === null ? Infinity : Number(m[1])
+  }
+  return [...problems].sort((a, b) => line(a) - line(b))
 }
 
 function nonEmpty (s: string | undefined): string | undefined {

@@ -114,7 +114,7 @@ describe('refusals', () => {
     try { loadConfig({ file, env: {}, root: dir }) } catch (err) { caught = err }
     expect(caught).toBeInstanceOf(ConfigError)
     const err = caught as ConfigError
-    expect(err.problems.map(p => p.key)).toEqual(['mqtt.max_inflite', 'listener.tcp.external.zone', 'mqtt.max_packet_size', 'zone.internal.max_qos_allowed'])
+    expect(err.problems.map(p => p.key)).toEqual(['mqtt.max_packet_size', 'zone.internal.max_qos_allowed', 'mqtt.max_inflite', 'listener.tcp.external.zone'])
     expect(err.message.split('\n')).toHaveLength(5)
   })
 
