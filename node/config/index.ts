@@ -18,6 +18,7 @@ export {
   type LoadPluginConfigOptions, type PluginConfig
 } from './plugin-config.js'
 export { configWarnings, type ConfigWarning } from './config-warnings.js'
+export { listenerNames } from './migrate-keys.js'
 export { foreignPluginFileWarnings } from './plugin-files.js'
 export { PLATFORM_DIRS, emqxOutcome, emqxPluginFile, emqxPluginKeyOutcome, renderPlatformDirs, type EmqxOutcome } from './emqx-keys.js'
 export { ZONE_KEYS, ZONE_ONLY, parseZoneKey, zoneNames, zoneValue } from './zones.js'

@@ -11,7 +11,7 @@ import { allowedText, formatValue } from './convert-value.js'
 import { configEnvEntries, envVarName } from './environment.js'
 import { NAME_PLACEHOLDER, isPluginKey } from './plugin-config.js'
 import { renderPlatformDirs } from './emqx-keys.js'
-import { convertZones, formatZoneValue, newLoadState, take, tryConvert, type Raw } from './migrate-keys.js'
+import { convertListeners, convertZones, formatExtraValue, newLoadState, take, tryConvert, type Raw } from './migrate-keys.js'
 import { recordWarnings } from './config-warnings.js'
 import { CONFIG_SCHEMA, type ConfigKey, type ConfigPathKey, type StarlingConfig } from './schema.js'
 import { REDACTED, type ConfigKeyInfo, type ConfigSchema, type ConfigValue, type KeySpec } from './schema-types.js'
@@ -101,6 +101,7 @@ export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
     if (v !== undefined) values[key] = v
   }
   convertZones(state, values)
+  convertListeners(state, values)
   if (state.problems.length > 0) throw ConfigError.all(inFileOrder(state.problems))
   const cfg = Object.freeze(values) as unknown as StarlingConfig
   loadedFrom.set(cfg, root)
@@ -135,8 +136,8 @@ export function describeConfig (cfg: StarlingConfig): Record<ConfigKey, string> 
   const out = {} as Record<ConfigKey, string>
   for (const key of KEYS) out[key] = formatValue(SCHEMA[key], cfg[key])
   for (const key of Object.keys(cfg)) {
-    // the zones' keys (zone.internal.max_qos_allowed), after the schema's
-    if (!Object.hasOwn(SCHEMA, key)) out[key as ConfigKey] = String(formatZoneValue(key, (cfg as Record<string, ConfigValue>)[key]))
+    // the zones' keys (zone.internal.max_qos_allowed) and other listeners' (listener.tcp.internal), after the schema's
+    if (!Object.hasOwn(SCHEMA, key)) out[key as ConfigKey] = formatExtraValue(key, (cfg as Record<string, ConfigValue>)[key])
   }
   return out
 }

@@ -22,6 +22,8 @@ export interface LoadState {
   readonly raw: Map<string, Raw>
   /** Concrete per-zone keys (`zone.internal.max_qos_allowed`) -> value text. */
   readonly zones: Map<string, Raw & { readonly spec: KeySpec }>
+  /** Keys of listeners named other than `external` (`listener.tcp.internal.zone`) -> value text, spec and listener. */
+  readonly listeners: Map<string, Raw & { readonly spec: KeySpec, readonly listener: string }>
   /** Node-wide zone keys of a zone other than `external` -> value text. */
   readonly zoneNodeWide: Map<string, Raw & { readonly entry: NodeWideZoneKey }>
   readonly warnings: ConfigWarning[]
@@ -32,7 +34,7 @@ const SCHEMA: ConfigSchema = CONFIG_SCHEMA
 
 /** An empty state. */
 export function newLoadState (): LoadState {
-  return { raw: new Map(), zones: new Map(), zoneNodeWide: new Map(), warnings: [], problems: [] }
+  return { raw: new Map(), zones: new Map(), listeners: new Map(), zoneNodeWide: new Map(), warnings: [], problems: [] }
 }
 
 /**
@@ -53,8 +55,15 @@ export function take (state: LoadState, key: string, value: string, source: stri
   }
   const other = otherListener(key)
   if (other !== undefined) {
-    if (Object.hasOwn(SCHEMA, other.external) || emqxOutcome(other.external, value) !== undefined) {
-      warn(`${key} = ${clipValue(value)} is not opened: Starling has one listener per protocol (listener.${other.kind}.external; give it a zone with listener.${other.kind}.external.zone); accepted without effect`)
+    // a listener of another name (EMQ X's listener.tcp.internal): the keys of the external one
+    if (Object.hasOwn(SCHEMA, other.external)) {
+      state.listeners.set(key, { value, source, spec: SCHEMA[other.external], listener: other.listener })
+      return
+    }
+    const outcome = emqxOutcome(other.external, value)
+    if (outcome !== undefined) {
+      if (outcome.kind === 'alias') take(state, outcome.key.replace(`.external.`, `.${other.name}.`), value, source, known, render)
+      else if (outcome.kind === 'warn') warn(outcome.text.replace(other.external, key))
       return
     }
   }
@@ -93,10 +102,10 @@ function takeZoneKey (state: LoadState, key: string, zone: { zone: string, key: 
 }
 
 /** `listener.tcp.internal.zone` -> the same key of `listener.tcp.external`; undefined for an external listener's key or another key. */
-function otherListener (key: string): { kind: string, external: string } | undefined {
-  const m = /^listener\.(tcp|ssl|ws|wss)\.([A-Za-z][A-Za-z0-9_-]*)((?:\..+)?)$/.exec(key)
+function otherListener (key: string): { kind: string, name: string, listener: string, external: string } | undefined {
+  const m = /^listener\.(tcp|ssl|ws|wss)\.([A-Za-z][A-Za-z0-9_]*)((?:\..+)?)$/.exec(key)
   if (m === null || m[2] === 'external') return undefined
-  return { kind: m[1], external: `listener.${m[1]}.external${m[3]}` }
+  return { kind: m[1], name: m[2], listener: `listener.${m[1]}.${m[2]}`, external: `listener.${m[1]}.external${m[3]}` }
 }
 
 /** `convertValue`, with a refusal added to the problems (undefined then). */
@@ -133,9 +142,47 @@ export function convertZones (state: LoadState, values: Record<string, ConfigVal
   }
 }
 
-/** A zone key's value as config text. */
-export function formatZoneValue (key: string, value: ConfigValue): string {
+/**
+ * Converts the keys of the listeners named other than `external` into `values`: a listener
+ * with an address gets every key the external one of its kind has, its own or the default
+ * (`listener.tcp.internal.max_conns`); keys of a listener without an address open nothing and
+ * are warned of.
+ */
+export function convertListeners (state: LoadState, values: Record<string, ConfigValue>): void {
+  const opened = new Set([...state.listeners.keys()].filter((key) => state.listeners.get(key)?.listener === key))
+  for (const [key, r] of state.listeners) {
+    if (opened.has(r.listener)) continue
+    state.warnings.push({ key, source: r.source, message: `${r.source}: ${key} = ${clipValue(r.value)} does not apply: ${r.listener} has no address, so it is not opened; accepted without effect` })
+  }
+  for (const listener of opened) {
+    const external = listener.replace(/\.[^.]+$/, '.external')
+    for (const schemaKey of Object.keys(SCHEMA)) {
+      if (schemaKey !== external && !schemaKey.startsWith(`${external}.`)) continue
+      const key = listener + schemaKey.slice(external.length)
+      const spec = SCHEMA[schemaKey]
+      const r = state.listeners.get(key) ?? { value: spec.default ?? '', source: `default of ${schemaKey}` }
+      const v = tryConvert(state, key, spec, r.value, r.source)
+      if (v !== undefined) values[key] = v
+    }
+  }
+}
+
+/** The names of the listeners of kind `kind` in a loaded config: `external` first, then the others (`internal`). */
+export function listenerNames (cfg: Readonly<Record<string, unknown>>, kind: string): string[] {
+  const names = ['external']
+  for (const key of Object.keys(cfg)) {
+    const m = /^listener\.([a-z]+)\.([A-Za-z][A-Za-z0-9_]*)$/.exec(key)
+    if (m !== null && m[1] === kind && m[2] !== 'external') names.push(m[2])
+  }
+  return names
+}
+
+/** A key beyond the schema (a zone's, a named listener's) as config text. */
+export function formatExtraValue (key: string, value: ConfigValue): string {
   const zone = parseZoneKey(key)
   const entry = zone === undefined ? undefined : ZONE_KEYS[zone.key]
-  return entry === undefined ? String(value) : formatValue(entry.spec, value)
+  if (entry !== undefined) return formatValue(entry.spec, value)
+  const other = otherListener(key)
+  if (other !== undefined && Object.hasOwn(SCHEMA, other.external)) return formatValue(SCHEMA[other.external], value)
+  return String(value)
 }

@@ -148,6 +148,8 @@ export function renderConfigurationDoc (): string {
       out.push(`| \`${k.key}\` | ${k.type} | ${def} | ${cell(k.allowed)} | ${k.live ? 'live' : 'restart'} | ${cell(k.doc)} |`)
     }
   }
+  out.push('', '### Listeners of other names', '',
+    'Beside `listener.<kind>.external`, a listener of any other name (letters, digits and `_`) is opened when its address is set, as EMQ X 4\'s `listener.tcp.internal = 127.0.0.1:11883`: `listener.<kind>.<name>` takes every key the external listener of its kind has (`listener.tcp.internal.zone`, `.max_conns`, `.mountpoint` ...), with the same defaults. Keys of a listener without an address open nothing and are warned of.')
   out.push('', '### Zones', '',
     'EMQ X 4\'s zones: `zone.<name>.<key>` sets a key for the clients of the listeners whose `listener.<kind>.external.zone` names the zone (`external` by default); any name made of letters, digits and `_` starting with a letter. A zone key that is not set takes the node-wide key in the \'falls back to\' column, else its default. "per zone" keys apply to each connection by its listener\'s zone; "node-wide" keys are held once per node: `zone.external.<key>` sets the node-wide key, and another zone\'s different value is accepted with a warning line (docs/migration.md). The keys of zone `external` in the tables above are that zone\'s.',
     '', '| key | type | default | accepts | applies | falls back to | description |', '|---|---|---|---|---|---|---|')

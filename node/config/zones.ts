@@ -132,7 +132,7 @@ export function zoneNames (cfg: Readonly<Record<string, unknown>>): string[] {
   for (const key of Object.keys(cfg)) {
     const z = parseZoneKey(key)
     if (z !== undefined) names.add(z.zone)
-    if (/^listener\.[a-z]+\.external\.zone$/.test(key) && typeof cfg[key] === 'string') names.add(cfg[key])
+    if (/^listener\.[a-z]+\.[A-Za-z][A-Za-z0-9_]*\.zone$/.test(key) && typeof cfg[key] === 'string') names.add(cfg[key])
   }
   return [...names]
 }

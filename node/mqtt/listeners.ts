@@ -52,6 +52,8 @@ export function supportedPskCiphers (names: readonly string[]): string[] {
 
 /** What one MQTT listener is configured with. */
 export interface ListenerSpec {
+  /** Its configuration key (`listener.tcp.external`, `listener.tcp.internal`), for errors; absent: `listener.<kind>.external`. */
+  key?: string
   /** Spec protocol name: `mqtt:tcp`, `mqtt:ssl`, `mqtt:ws`, `mqtt:wss`. */
   protocol: 'mqtt:tcp' | 'mqtt:ssl' | 'mqtt:ws' | 'mqtt:wss'
   host: string
@@ -164,7 +166,7 @@ export class MqttListener {
       })
     })
     this.server.on('error', err => this.logger.error({ err, protocol: spec.protocol }, 'listener error'))
-    this.logger.info({ protocol: spec.protocol, host: spec.host, port: this.boundPort }, 'listener started')
+    this.logger.info({ protocol: spec.protocol, listener: spec.key, host: spec.host, port: this.boundPort }, 'listener started')
   }
 
   /**

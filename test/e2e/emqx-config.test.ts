@@ -16,7 +16,7 @@ let configs: Record<string, string>
 beforeAll(async () => {
   const dir = tempDir('emqx44-')
   emqxFiles(dir)
-  node = await spawnNode({ args: ['--config', join(dir, 'etc/emqx.conf')], env: { STARLING_LOG__TO: 'console' } })
+  node = await spawnNode({ args: ['--config', join(dir, 'etc/emqx.conf')], env: { STARLING_LOG__TO: 'console', STARLING_LISTENER__TCP__INTERNAL: '127.0.0.1:0' } })
   const api = /Start http:management listener on ([^ ]+) successfully/.exec(node.stdout())?.[1]
   const res = await fetch(`http://${api}/api/v3/configs/`, { headers: { authorization: API_AUTH } })
   configs = ((await res.json()) as { data: Array<{ configs: Record<string, string> }> }).data[0].configs
@@ -40,12 +40,21 @@ describe('a node from EMQ X 4.4\'s emqx.conf', () => {
     expect(configs['zone.external.enable_acl']).toBe('on')
     expect(configs['mqtt.max_inflight']).toBe('32') // zone.external.max_inflight, node-wide
     expect(configs['mqtt.session_expiry_interval']).toBe('2h')
+    // EMQ X's second TCP listener, in zone internal
+    expect(configs['listener.tcp.internal.zone']).toBe('internal')
+    expect(configs['listener.tcp.internal.max_conns']).toBe('1024000')
+    expect(configs['listener.tcp.internal.acceptors']).toBe('4')
+  })
+
+  it('opens EMQ X\'s internal TCP listener beside the external one', () => {
+    const started = node.logLines().filter(l => l.msg === 'listener started' && l.protocol === 'mqtt:tcp').map(l => l.listener)
+    expect(started).toEqual(['listener.tcp.external', 'listener.tcp.internal'])
   })
 
   it('logs each key accepted without effect as one warning line', () => {
     const warned = node.logLines().filter(l => typeof l.key === 'string' && typeof l.source === 'string' && l.source.includes('emqx.conf'))
     const keys = warned.map(l => l.key)
-    for (const key of ['node.dist_listen_min', 'rpc.mode', 'listener.tcp.internal', 'zone.internal.max_inflight', 'modules.loaded_file']) {
+    for (const key of ['node.dist_listen_min', 'rpc.mode', 'listener.tcp.internal.active_n', 'zone.internal.max_inflight', 'modules.loaded_file']) {
       expect(keys.filter(k => k === key)).toHaveLength(1)
     }
     expect(warned.find(l => l.key === 'node.dist_listen_min')?.msg).toMatch(/no meaning outside the Erlang VM/)

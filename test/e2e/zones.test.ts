@@ -58,6 +58,25 @@ describe('zone external refuses anonymous clients, the TCP listener is in zone i
   })
 })
 
+describe('a second TCP listener, listener.tcp.internal, in zone internal (EMQ X\'s shipped pair)', () => {
+  const node = nodeWith({
+    'listener.tcp.internal': '127.0.0.1:0',
+    'listener.tcp.internal.zone': 'internal',
+    'zone.external.allow_anonymous': 'false',
+    'zone.internal.allow_anonymous': 'true'
+  })
+
+  it('opens both and holds each one\'s clients to its zone', async () => {
+    const internalPort = node().listeners.find(l => l.spec.key === 'listener.tcp.internal')!.port
+    expect(internalPort).not.toBe(node().port('mqtt:tcp'))
+    const inside = await open(node(), { port: internalPort, clientId: 'named-internal' })
+    expect(inside.connack.returnCode).toBe(0)
+    expect((await refusedConnack(node(), { clientId: 'named-external' })).returnCode).toBe(5)
+    const listed = await apiRequest(node(), '/connections/named-internal')
+    expect(listed.data[0].zone).toBe('internal')
+  })
+})
+
 describe('listener.tcp.external.mountpoint = devices/%c/', () => {
   const node = nodeWith({ 'listener.tcp.external.mountpoint': 'devices/%c/' })
 
