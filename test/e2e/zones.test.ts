@@ -115,6 +115,17 @@ describe('listener.tcp.external.mountpoint = devices/%c/', () => {
     expect(device.messages.map(m => m.topic)).toEqual(['ping'])
   })
 
+  it('takes the mountpoint off the messages queued for an away persistent session, once', async () => {
+    const first = await open(node(), { clientId: 'dev5', clean: false, protocolVersion: 4 })
+    await first.client.subscribeAsync('devices/#', { qos: 1 })
+    await first.client.endAsync()
+    const backend = await open(node(), ws(node(), { clientId: 'mp-backend-5' }))
+    await backend.client.publishAsync('devices/dev5/devices/dev5/x', 'nested', { qos: 1 })
+    const again = await open(node(), { clientId: 'dev5', clean: false, protocolVersion: 4 })
+    await waitFor(() => again.messages.length > 0, 'the queued message')
+    expect(again.messages.map(m => m.topic)).toEqual(['devices/dev5/x'])
+  })
+
   it('mounts a shared subscription inside its group', async () => {
     const device = await open(node(), { clientId: 'dev4' })
     await device.client.subscribeAsync('$share/g/jobs/#', { qos: 1 })
