@@ -123,6 +123,24 @@ describe('refusals', () => {
   })
 })
 
+describe('zones and listeners of other names', () => {
+  it('takes zone keys and other listeners from the environment too', () => {
+    const cfg = loadConfig({ env: { STARLING_ZONE__INTERNAL__ALLOW_ANONYMOUS: 'false', STARLING_LISTENER__TCP__INTERNAL: '127.0.0.1:0' }, root: dir, cwd: dir }) as unknown as Record<string, unknown>
+    expect(cfg['zone.internal.allow_anonymous']).toBe(false)
+    expect(cfg['listener.tcp.internal.max_conns']).toBe(1024000) // the external listener's default
+  })
+
+  it('warns of the keys of a listener that has no address, which opens nothing', () => {
+    const cfg = loadLine('listener.ws.second.zone', 'internal')
+    expect(configWarnings(cfg).map(w => w.message)).toEqual([expect.stringMatching(/listener\.ws\.second has no address, so it is not opened/)])
+  })
+
+  it('warns of a node-wide zone key only when it differs from the node\'s value', () => {
+    expect(configWarnings(loadLine('zone.internal.max_inflight', '32'))).toEqual([])
+    expect(configWarnings(loadLine('zone.internal.max_inflight', '128')).map(w => w.key)).toEqual(['zone.internal.max_inflight'])
+  })
+})
+
 describe('{{ platform_*_dir }} placeholders', () => {
   it('renders them as EMQ X\'s zip release does, relative to the installation root', () => {
     const cfg = loadLine('node.data_dir', '{{ platform_data_dir }}/node1')
