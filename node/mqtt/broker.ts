@@ -4,7 +4,7 @@ import type { TLSSocket } from 'node:tls'
 import { type ConnectionOrigin, type AuthInfo, type Authenticator, type AccessClient, type AccessControl, type BannedList, type BrokerComponents } from './broker-types.js'
 import { QOS_RECEIVED_METRIC } from '../metrics.js'
 import { MessageRouter } from './router.js'
-import { Wire, type WireLimits } from './wire.js'
+import { Wire } from './wire.js'
 import { topicLevels, displayFilter } from './topic.js'
 import { createConnackRewriter } from './connack.js'
 import { ViolationCloser } from './violation.js'
@@ -20,7 +20,8 @@ import { attachClientEvents, messageEvent } from './broker-events.js'
 import type { MessageEvent } from '../hooks.js'
 import { combineTaps, type PacketTap } from '../sys/packet-tap.js'
 import { countDropReason } from '../sys/drop-metrics.js'
-import { limitsFrom, settingsOfZone, type BrokerSettings } from './settings.js'
+import type { BrokerSettings } from './settings.js'
+import { ZoneTable, type ZonePart } from './zone-table.js'
 import { expandMountpoint, mountFilter, mountTopic, type ZoneSettings } from './zone.js'
 import { negotiateKeepalive } from './keepalive.js'
 import { startSessionLimits, type SessionLimits } from './session-limits.js'
@@ -63,8 +64,8 @@ export class Broker {
   /** `acl_deny_action`: `disconnect` closes a client whose publish or subscribe is denied. */
   aclDenyAction: 'ignore' | 'disconnect' = 'ignore'
   private readonly wires = new Set<Wire>()
-  /** Per zone: the settings its clients see and the limits its wires share (one object per zone, updated in place). */
-  private readonly zoneParts = new Map<string, { zone: ZoneSettings, settings: BrokerSettings, limits: WireLimits }>()
+  /** Per zone: the settings its clients see and the limits its wires share. */
+  private readonly zones: ZoneTable
   private readonly violations: ViolationCloser
   /** The sessions that outlive their connection (CONNACK session present); set once the persistence is loaded. */
   private sessions: SessionRegistry | null = null
@@ -74,6 +75,7 @@ export class Broker {
     this.aedesCore = new AedesCore(aedes, c.persistence, wireOf, router)
     this.router = router
     this.violations = new ViolationCloser(aedes)
+    this.zones = new ZoneTable(settings)
     this.sessionLimits = startSessionLimits(aedes, router, c.persistence, settings, (packet, reason) => this.dropped(packet, reason),
       (err) => c.logger.warn({ err }, 'queueing a message for an away session failed'))
     this.wireTap = this.sessionLimits.tapWith(null)
@@ -221,12 +223,8 @@ export class Broker {
   applySettings (next: BrokerSettings): void {
     const { sessionExpiryMs: _kept, ...live } = next
     Object.assign(this.settings, live)
-    // same objects: every wire of a zone holds a reference to its zone's limits
-    for (const [name, part] of this.zoneParts) {
-      part.zone = next.zones[name] ?? next.zones.external
-      Object.assign(part.settings, settingsOfZone(next, part.zone))
-      Object.assign(part.limits, limitsFrom(part.settings))
-    }
+    // in place: every wire of a zone holds its zone's limits
+    this.zones.apply(next)
     const aedes = this.aedes
     aedes.maximumPacketSize = next.maxPacketSize
     aedes.maxClientsIdLength = next.maxClientIdLen
@@ -267,7 +265,7 @@ export class Broker {
    * what a client sends: protocol errors close that connection only.
    */
   handle (socket: Duplex, origin: ConnectionOrigin): Wire {
-    const wire = new Wire(socket, this.zonePart(origin.zone).limits, this.c.metrics, this.onViolation)
+    const wire = new Wire(socket, this.zones.part(origin.zone).limits, this.c.metrics, this.onViolation)
     wire.peer = { address: origin.address, port: origin.port }
     wire.origin = origin
     wire.acks = this.ackWatch
@@ -282,24 +280,9 @@ export class Broker {
     return wire
   }
 
-  /**
-   * The settings and wire limits of zone `name` (`external` when absent); a zone the config
-   * does not know has the node-wide settings, as an EMQ X zone without keys had.
-   */
-  private zonePart (name = 'external'): { zone: ZoneSettings, settings: BrokerSettings, limits: WireLimits } {
-    let part = this.zoneParts.get(name)
-    if (part === undefined) {
-      const zone = this.settings.zones[name] ?? { ...this.settings.zones.external, name }
-      const settings = settingsOfZone(this.settings, zone)
-      part = { zone, settings, limits: limitsFrom(settings) }
-      this.zoneParts.set(name, part)
-    }
-    return part
-  }
-
-  /** The zone part of `client`'s connection. */
-  private zoneOf (client: any): { zone: ZoneSettings, settings: BrokerSettings } {
-    return this.zonePart(stateOf(client)?.zone)
+  /** The zone of `client`'s connection. */
+  private zoneOf (client: any): ZonePart {
+    return this.zones.part(stateOf(client)?.zone)
   }
 
   /** Closes every client (v5 clients get DISCONNECT 0x8B) and aedes. */
@@ -393,7 +376,7 @@ export class Broker {
       // client with return code 6, which 3.1.1 does not have, so set the value its CONNACK and
       // keepalive timer read directly.
       if (keepalive.refused === undefined && keepalive.serverKeepAlive !== undefined) client._serverKeepAlive = keepalive.serverKeepAlive
-      if (wire) wire.connackRewriter = createConnackRewriter(this.zonePart(origin?.zone).settings)
+      if (wire) wire.connackRewriter = createConnackRewriter(this.zones.part(origin?.zone).settings)
     }
     cb(null, true)
   }
@@ -476,9 +459,10 @@ export class Broker {
 
   private authorizePublish (client: any, packet: any, cb: (err?: Error | null) => void): void {
     if (packet.topic.startsWith('$SYS/')) return cb(new Error('$SYS topics are published by the broker only'))
-    const maxLevels = client ? this.zoneOf(client).settings.maxTopicLevels : this.settings.maxTopicLevels
+    const zone = client ? this.zoneOf(client) : undefined
+    const maxLevels = zone?.settings.maxTopicLevels ?? this.settings.maxTopicLevels
     if (maxLevels > 0 && topicLevels(packet.topic) > maxLevels) return cb(new Error(`topic has more than ${maxLevels} levels (mqtt.max_topic_levels)`))
-    if (client && this.acl !== null && this.zoneOf(client).zone.enableAcl) {
+    if (client && this.acl !== null && zone?.zone.enableAcl === true) {
       const decision = this.acl.check(this.accessClient(client), 'publish', packet.topic)
       if (decision === 'deny') return this.denyPublish(client, packet, cb)
       if (decision !== 'allow') {
