@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Logger } from './logger.js'
-import { type StarlingConfig, resolvePath, resolveConfigPath, configRoot, ensureDevCertificates } from './config/index.js'
+import { type StarlingConfig, resolvePath, resolveConfigPath, configRoot, configWarnings, ensureDevCertificates, listenerNames } from './config/index.js'
 import { CONFIG_SCHEMA } from './config/schema.js'
 import { createStore, type Store } from './store/index.js'
 import { SharedData } from './store/shared.js'
@@ -123,6 +123,8 @@ export interface StartNodeInit {
  */
 export async function startNode (config: StarlingConfig, init: StartNodeInit): Promise<StarlingNode> {
   const { logger } = init
+  // EMQ X keys accepted without effect: one line each (docs/migration.md)
+  for (const w of configWarnings(config)) logger.warn({ key: w.key, source: w.source }, w.message)
   const cwd = init.cwd ?? configRoot(config)
   const name = config['node.name']
   const dataDir = resolvePath(config, 'node.data_dir', cwd)
@@ -185,7 +187,7 @@ export async function startNode (config: StarlingConfig, init: StartNodeInit): P
         await listener.start()
       } catch (err: any) {
         // the key of each MQTT listener: listener.tcp.external for mqtt:tcp, and so on
-        throw new ListenError(`listener.${listener.spec.protocol.slice('mqtt:'.length)}.external`, `${listener.spec.host}:${listener.spec.port}`, err)
+        throw new ListenError(listener.spec.key ?? `listener.${listener.spec.protocol.slice('mqtt:'.length)}.external`, `${listener.spec.host}:${listener.spec.port}`, err)
       }
       cleanups.unshift(() => listener.stop())
     }
@@ -207,21 +209,27 @@ async function runAll (steps: Array<() => Promise<void>>, logger: Logger): Promi
   }
 }
 
-/** The MQTT listeners from `listener.<tcp|ssl|ws|wss>.external*`; an empty address disables one. */
+/**
+ * The MQTT listeners from `listener.<tcp|ssl|ws|wss>.<name>*`: `external`, then those of other
+ * names (EMQ X's `listener.tcp.internal`, docs/migration.md); an empty address disables one.
+ */
 function listenerSpecs (cfg: StarlingConfig, cwd: string, logger: Logger): ListenerSpec[] {
   const c = cfg as Record<string, any>
   const specs: ListenerSpec[] = []
   const kinds = [['tcp', 'mqtt:tcp'], ['ssl', 'mqtt:ssl'], ['ws', 'mqtt:ws'], ['wss', 'mqtt:wss']] as const
-  for (const [kind, protocol] of kinds) {
-    const key = `listener.${kind}.external`
+  for (const [kind, protocol] of kinds) for (const name of listenerNames(c, kind)) {
+    const key = `listener.${kind}.${name}`
     const address = c[key]
     if (address === null || address === undefined) continue
     const spec: ListenerSpec = {
+      key,
       protocol,
       host: address.host,
       port: address.port,
       maxConns: c[`${key}.max_conns`],
-      acceptors: c[`${key}.acceptors`]
+      acceptors: c[`${key}.acceptors`],
+      zone: c[`${key}.zone`],
+      mountpoint: c[`${key}.mountpoint`]
     }
     if (kind === 'ws' || kind === 'wss') spec.path = c[`${key}.mqtt_path`]
     if (c[`${key}.proxy_protocol`] === true) spec.proxyProtocol = { timeoutMs: c[`${key}.proxy_protocol_timeout`] }

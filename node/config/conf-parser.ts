@@ -27,10 +27,10 @@ const KEY = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/
 
 /**
  * Parses the text of a config file. `fileName` is how errors name the file
- * (`etc/starling.conf`). Throws a ConfigError, with the line number, on a line that is
- * not a comment, blank or `key = value`.
+ * (`etc/starling.conf`). A line that is not a comment, blank or `key = value` is a
+ * ConfigError with the line number: thrown, or added to `collect` when given.
  */
-export function parseConfText (text: string, fileName: string): ConfEntry[] {
+export function parseConfText (text: string, fileName: string, collect?: ConfigError[]): ConfEntry[] {
   const entries: ConfEntry[] = []
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/)
   for (let i = 0; i < lines.length; i++) {
@@ -40,8 +40,11 @@ export function parseConfText (text: string, fileName: string): ConfEntry[] {
     const eq = trimmed.indexOf('=')
     const key = eq === -1 ? '' : trimmed.slice(0, eq).trim()
     if (eq === -1 || !KEY.test(key)) {
-      throw new ConfigError(`malformed line ${JSON.stringify(clip(trimmed))}: expected key = value`,
+      const err = new ConfigError(`malformed line ${JSON.stringify(clip(trimmed))}: expected key = value`,
         { source, value: trimmed, allowed: 'key = value' })
+      if (collect === undefined) throw err
+      collect.push(err)
+      continue
     }
     entries.push({ key, value: unquote(trimmed.slice(eq + 1).trim()), line: i + 1, source })
   }
@@ -58,6 +61,8 @@ export interface ConfFileLocation {
   readonly required: boolean
   /** Who asked for the file, for the not-found message (`STARLING_CONFIG`). */
   readonly givenBy?: string
+  /** Where malformed lines go instead of being thrown (so that one start reports them all). */
+  readonly collect?: ConfigError[]
 }
 
 /**
@@ -79,7 +84,7 @@ export function readConfFile (loc: ConfFileLocation): ConfEntry[] {
   } catch (err) {
     throw new ConfigError(`cannot read config file: ${(err as Error).message}`, { source: shown, value: loc.path })
   }
-  return parseConfText(text, shown)
+  return parseConfText(text, shown, loc.collect)
 }
 
 /** `abs` relative to `cwd` when inside it, else as is. */

@@ -43,6 +43,23 @@ export class ConfigError extends Error {
     this.allowed = init.allowed
   }
 
+  /**
+   * Every problem of one start, so that a file with several bad keys is mended in one go:
+   * one problem is thrown as it is; several as one error whose message says how many and
+   * lists each on a line of its own (`problems` holds them).
+   */
+  static all (problems: readonly ConfigError[]): ConfigError {
+    if (problems.length === 1) return problems[0]
+    const first = problems[0]
+    const err = new ConfigError(`${problems.length} problems in the configuration`, { source: first.source, key: first.key, value: first.value, allowed: first.allowed })
+    err.problems = problems
+    err.message = [`${problems.length} problems in the configuration (each is one line below):`, ...problems.map((p) => `  ${p.message}`)].join('\n')
+    return err
+  }
+
+  /** With {@link ConfigError.all}: every problem found (else just this one). */
+  problems: readonly ConfigError[] = [this]
+
   /** A value that its key's type refuses. */
   static badValue (key: string, value: string, allowed: string, source: string): ConfigError {
     return new ConfigError(`bad value ${JSON.stringify(value)} for ${key}: expected ${allowed}`,

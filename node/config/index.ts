@@ -17,6 +17,11 @@ export {
   NAME_PLACEHOLDER, PLUGIN_KEY_PREFIXES, describePluginConfig, isPluginKey, loadPluginConfig,
   type LoadPluginConfigOptions, type PluginConfig
 } from './plugin-config.js'
+export { configWarnings, type ConfigWarning } from './config-warnings.js'
+export { listenerNames } from './migrate-keys.js'
+export { foreignPluginFileWarnings } from './plugin-files.js'
+export { PLATFORM_DIRS, emqxOutcome, emqxPluginFile, emqxPluginKeyOutcome, renderPlatformDirs, type EmqxOutcome } from './emqx-keys.js'
+export { ZONE_KEYS, ZONE_ONLY, parseZoneKey, zoneNames, zoneValue } from './zones.js'
 export { renderConfigurationDoc, renderDefaultConfFile } from './render-docs.js'
 export type { ConfigKey, ConfigPathKey, StarlingConfig } from './schema.js'
 export type {

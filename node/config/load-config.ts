@@ -7,9 +7,12 @@ import { existsSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { ConfigError } from './config-error.js'
 import { readConfFile } from './conf-parser.js'
-import { allowedText, convertValue, formatValue } from './convert-value.js'
+import { allowedText, formatValue } from './convert-value.js'
 import { ETC_DIR_ENV, configEnvEntries, envVarName } from './environment.js'
 import { NAME_PLACEHOLDER, isPluginKey } from './plugin-config.js'
+import { renderPlatformDirs } from './emqx-keys.js'
+import { convertListeners, convertZones, formatExtraValue, newLoadState, take, tryConvert, type Raw } from './migrate-keys.js'
+import { recordWarnings } from './config-warnings.js'
 import { CONFIG_SCHEMA, type ConfigKey, type ConfigPathKey, type StarlingConfig } from './schema.js'
 import { REDACTED, type ConfigKeyInfo, type ConfigSchema, type ConfigValue, type KeySpec } from './schema-types.js'
 import { maskHeader, maskPairs, maskUrl, restorePairs, restoreUrl } from './secret-values.js'
@@ -58,7 +61,6 @@ export interface ConfigFileInfo {
   readonly found: boolean
 }
 
-interface Raw { readonly value: string, readonly source: string }
 
 /** The root each loaded config resolves its relative paths against, for `resolvePath`. */
 const loadedFrom = new WeakMap<StarlingConfig, string>()
@@ -73,16 +75,18 @@ const KEYS = Object.keys(CONFIG_SCHEMA) as ConfigKey[]
 /**
  * Loads and validates the node's configuration; the result is frozen.
  *
- * Throws a ConfigError with a one-line message for: a missing file that was asked for, a
- * malformed line, an unknown key (file, environment or overrides; with a suggestion), a
- * plugin key in the main file, and a value its key's type refuses.
+ * Every key of every source is looked at before anything is refused, and a ConfigError
+ * (ConfigError.all: one line per problem) names each of: a missing file that was asked
+ * for, a malformed line, an unknown key (with a suggestion), a plugin key in the main file,
+ * and a value its key's type refuses. EMQ X 4.4's keys that are not Starling's are accepted
+ * as emqx-keys.ts and zones.ts say, with the warning lines `configWarnings` gives.
  */
 export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
   const cwd = resolve(opts.cwd ?? process.cwd())
   const root = resolve(cwd, opts.root ?? cwd)
   const env = opts.env ?? process.env
-  const raw = new Map<string, Raw>()
-  for (const key of KEYS) raw.set(key, { value: SCHEMA[key].default ?? '', source: `default of ${key}` })
+  const state = newLoadState()
+  for (const key of KEYS) state.raw.set(key, { value: SCHEMA[key].default ?? '', source: `default of ${key}` })
 
   const etcDirGiven = opts.etcDir ?? nonEmpty(env[ETC_DIR_ENV])
   const etcDir = etcDirGiven === undefined ? undefined : resolve(cwd, etcDirGiven)
@@ -92,33 +96,31 @@ export function loadConfig (opts: LoadConfigOptions = {}): StarlingConfig {
   const required = opts.file !== undefined || fromEnv !== undefined
   // a file the user names is theirs (their working directory); the default is the installation's
   const fileBase = required ? cwd : root
-  const entries = readConfFile({ path: file, cwd: fileBase, required, givenBy })
+  const entries = readConfFile({ path: file, cwd: fileBase, required, givenBy, collect: state.problems })
   const info: ConfigFileInfo = { path: resolve(fileBase, file), found: required || existsSync(resolve(fileBase, file)) }
-  for (const e of entries) {
-    if (!raw.has(e.key)) throw notANodeKey(e.key, e.value, e.source)
-    raw.set(e.key, e)
-  }
+  for (const e of entries) take(state, e.key, renderPlatformDirs(e.value), e.source, KEYS)
 
   for (const e of configEnvEntries(env)) {
     if (isPluginKey(e.key)) continue // read by the plugin's own loader
-    if (!raw.has(e.key)) throw ConfigError.unknownKey(e.key, e.value, e.source, KEYS, envVarName)
-    raw.set(e.key, e)
+    take(state, e.key, e.value, e.source, KEYS, envVarName)
   }
 
-  for (const [key, value] of Object.entries(opts.overrides ?? {})) {
-    if (!raw.has(key)) throw notANodeKey(key, value, 'override')
-    raw.set(key, { value, source: 'override' })
-  }
+  for (const [key, value] of Object.entries(opts.overrides ?? {})) take(state, key, value, 'override', KEYS)
 
   const values: Record<string, ConfigValue> = {}
   for (const key of KEYS) {
-    const r = raw.get(key) as Raw
-    values[key] = convertValue(key, SCHEMA[key], r.value, r.source)
+    const r = state.raw.get(key) as Raw
+    const v = tryConvert(state, key, SCHEMA[key], r.value, r.source)
+    if (v !== undefined) values[key] = v
   }
+  convertZones(state, values)
+  convertListeners(state, values)
+  if (state.problems.length > 0) throw ConfigError.all(inFileOrder(state.problems))
   const cfg = Object.freeze(values) as unknown as StarlingConfig
   loadedFrom.set(cfg, root)
   fileOf.set(cfg, info)
   if (etcDir !== undefined) etcOf.set(cfg, etcDir)
+  recordWarnings(cfg, state.warnings)
   return cfg
 }
 
@@ -160,6 +162,10 @@ export function resolveConfigPath (cfg: StarlingConfig, value: string, cwd?: str
 export function describeConfig (cfg: StarlingConfig): Record<ConfigKey, string> {
   const out = {} as Record<ConfigKey, string>
   for (const key of KEYS) out[key] = formatValue(SCHEMA[key], cfg[key])
+  for (const key of Object.keys(cfg)) {
+    // the zones' keys (zone.internal.max_qos_allowed) and other listeners' (listener.tcp.internal), after the schema's
+    if (!Object.hasOwn(SCHEMA, key)) out[key as ConfigKey] = formatExtraValue(key, (cfg as Record<string, ConfigValue>)[key])
+  }
   return out
 }
 
@@ -241,14 +247,13 @@ export function configKeys (schema: ConfigSchema = CONFIG_SCHEMA): ConfigKeyInfo
   }))
 }
 
-function notANodeKey (key: string, value: string, source: string): ConfigError {
-  if (isPluginKey(key)) {
-    // the bridges' keys have one file (svc_bridge_mqtt); other prefixes are shared by several plugins
-    const file = key.startsWith('bridge.mqtt.') ? 'etc/plugins/svc_bridge_mqtt.conf' : 'the plugin\'s file under etc/plugins/'
-    return new ConfigError(`key ${JSON.stringify(key)} belongs to a plugin: set it in ${file}`,
-      { key, value, source })
+/** The problems of the file in line order, then the environment's and the overrides' as found. */
+function inFileOrder (problems: readonly ConfigError[]): ConfigError[] {
+  const line = (p: ConfigError): number => {
+    const m = /:(\d+)$/.exec(p.source)
+    return m === null ? Infinity : Number(m[1])
   }
-  return ConfigError.unknownKey(key, value, source, KEYS)
+  return [...problems].sort((a, b) => line(a) - line(b))
 }
 
 function nonEmpty (s: string | undefined): string | undefined {

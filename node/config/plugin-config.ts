@@ -4,8 +4,11 @@
  * errors as `etc/starling.conf`. Keys under the plugin prefixes below are refused in the
  * main file and skipped by the main loader's environment check.
  */
-import { ConfigError } from './config-error.js'
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { ConfigError } from './config-error.js'
+import { emqxPluginFile, emqxPluginKeyOutcome, renderPlatformDirs } from './emqx-keys.js'
+import { recordWarnings, type ConfigWarning } from './config-warnings.js'
 import { displayPath, readConfFile } from './conf-parser.js'
 import { convertValue, formatValue } from './convert-value.js'
 import { configEnvEntries, envVarName } from './environment.js'
@@ -60,8 +63,14 @@ interface Raw { readonly value: string, readonly source: string }
  *   that prefix; a key without a default that is not set is an error (`missing key`).
  * - Names coming from environment variables are lower case, as the variable rule is.
  */
-export function loadPluginConfig<S extends ConfigSchema> (file: string, schema: S, opts: LoadPluginConfigOptions = {}): PluginConfig<S> {
+export function loadPluginConfig<S extends ConfigSchema> (given: string, schema: S, opts: LoadPluginConfigOptions = {}): PluginConfig<S> {
   const cwd = opts.cwd ?? process.cwd()
+  const file = given
+  // EMQ X's file of the plugin (emqx_auth_http.conf) beside Starling's (svc_auth_http.conf): read
+  // after it, so EMQ X's files dropped into etc/plugins/ apply as they are
+  const emqxFile = emqxPluginFile(given)
+  const emqxEntries = emqxFile !== undefined && existsSync(resolve(cwd, emqxFile)) ? readConfFile({ path: emqxFile, cwd, required: true }) : []
+  const warnings: ConfigWarning[] = []
   const fixed = Object.keys(schema).filter((k) => !k.includes(NAME_PLACEHOLDER))
   const templates = Object.keys(schema).filter((k) => k.includes(NAME_PLACEHOLDER)).map(compileTemplate)
   const values = new Map<string, Map<string, Raw>>() // schema key -> name ('' for fixed keys) -> raw
@@ -82,10 +91,18 @@ export function loadPluginConfig<S extends ConfigSchema> (file: string, schema: 
     values.set(hit.key, perName.set(hit.name, raw))
   }
 
-  const entries = readConfFile({ path: file, cwd, required: opts.optional !== true })
+  const entries = [...readConfFile({ path: file, cwd, required: opts.optional !== true && emqxEntries.length === 0 }), ...emqxEntries]
   const fileName = displayPath(cwd, resolve(cwd, file))
   for (const e of entries) {
-    set(e.key, e, () => ConfigError.unknownKey(e.key, e.value, e.source, Object.keys(schema)))
+    const raw = { value: renderPlatformDirs(e.value), source: e.source }
+    set(e.key, raw, () => {
+      // EMQ X 4.4's keys of this plugin: under Starling's name, or accepted with a warning line
+      const outcome = emqxPluginKeyOutcome(e.key, e.value)
+      if (outcome === undefined) return ConfigError.unknownKey(e.key, e.value, e.source, Object.keys(schema))
+      if (outcome.kind === 'alias') set(outcome.key, raw, () => ConfigError.unknownKey(e.key, e.value, e.source, Object.keys(schema)))
+      if (outcome.kind === 'warn') warnings.push({ key: e.key, source: e.source, message: `${e.source}: ${outcome.text}` })
+      return undefined
+    })
   }
   for (const e of configEnvEntries(opts.env ?? process.env)) set(e.key, e, () => undefined)
   for (const [key, value] of Object.entries(opts.overrides ?? {})) {
@@ -104,7 +121,9 @@ export function loadPluginConfig<S extends ConfigSchema> (file: string, schema: 
     }
     out[t.key] = Object.freeze(perName)
   }
-  return Object.freeze(out) as PluginConfig<S>
+  const cfg = Object.freeze(out) as PluginConfig<S>
+  recordWarnings(cfg, warnings)
+  return cfg
 }
 
 /**

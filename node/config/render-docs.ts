@@ -7,6 +7,8 @@ import { CONFIG_FILE_ENV, DEFAULT_CONFIG_FILE, configKeys } from './load-config.
 import { PLUGIN_KEY_PREFIXES } from './plugin-config.js'
 import { ETC_DIR_ENV } from './environment.js'
 import type { ConfigKeyInfo } from './schema-types.js'
+import { allowedText } from './convert-value.js'
+import { ZONE_KEYS } from './zones.js'
 
 /** Section titles by key prefix; the first matching prefix wins, '' matches every key. */
 const SECTIONS: ReadonlyArray<readonly [prefix: string, title: string]> = [
@@ -95,12 +97,14 @@ export function renderConfigurationDoc (): string {
     '3. environment variables (next section);',
     '4. overrides passed by the program that starts the node (tests use them).',
     '',
-    'The whole configuration is checked at start-up. An unknown key (with the closest known key suggested), a value the key does not accept, or a line that is not `key = value` stops the node with one line naming the place, the key, the value and what is allowed:',
+    'The whole configuration is checked at start-up. An unknown key (with the closest known key suggested), a value the key does not accept, or a line that is not `key = value` stops the node with one line naming the place, the key, the value and what is allowed; every such line of the file, the environment and the overrides is reported in the same start:',
     '',
     '```',
     'etc/starling.conf:12: bad value "abc" for mqtt.max_packet_size: expected a size such as 1MB, 64KB or 1048576 from 2 to 268435455',
     'environment STARLING_MQTT__MAX_PAKCET_SIZE: unknown key "mqtt.max_pakcet_size" (did you mean STARLING_MQTT__MAX_PACKET_SIZE?)',
     '```',
+    '',
+    'EMQ X 4.4\'s `emqx.conf` loads unchanged (`starling --config emqx.conf`): its keys are applied under Starling\'s meaning, or accepted with one warning line each saying why they have no effect, and its `{{ platform_etc_dir }}`-style placeholders are rendered as EMQ X\'s release does (`etc`, `data`, `log`, `plugins`, relative to the installation root). docs/migration.md lists every key.',
     '',
     '## Environment variables',
     '',
@@ -144,6 +148,16 @@ export function renderConfigurationDoc (): string {
       const def = k.default === '' ? '(empty)' : `\`${k.default ?? ''}\``
       out.push(`| \`${k.key}\` | ${k.type} | ${def} | ${cell(k.allowed)} | ${k.live ? 'live' : 'restart'} | ${cell(k.doc)} |`)
     }
+  }
+  out.push('', '### Listeners of other names', '',
+    'Beside `listener.<kind>.external`, a listener of any other name (letters, digits and `_`) is opened when its address is set, as EMQ X 4\'s `listener.tcp.internal = 127.0.0.1:11883`: `listener.<kind>.<name>` takes every key the external listener of its kind has (`listener.tcp.internal.zone`, `.max_conns`, `.mountpoint` ...), with the same defaults. Keys of a listener without an address open nothing and are warned of.')
+  out.push('', '### Zones', '',
+    'EMQ X 4\'s zones: `zone.<name>.<key>` sets a key for the clients of the listeners whose `listener.<kind>.external.zone` names the zone (`external` by default); any name made of letters, digits and `_` starting with a letter. A zone key that is not set takes the node-wide key in the \'falls back to\' column, else its default. "per zone" keys apply to each connection by its listener\'s zone; "node-wide" keys are held once per node: `zone.external.<key>` sets the node-wide key, and another zone\'s different value is accepted with a warning line (docs/migration.md). The keys of zone `external` in the tables above are that zone\'s.',
+    '', '| key | type | default | accepts | applies | falls back to | description |', '|---|---|---|---|---|---|---|')
+  for (const [key, entry] of Object.entries(ZONE_KEYS)) {
+    const def = entry.spec.default === undefined || entry.spec.default === '' ? '(empty)' : `\`${entry.spec.default}\``
+    const node = entry.node === undefined ? '' : `\`${entry.node}\``
+    out.push(`| \`zone.<name>.${key}\` | ${entry.spec.type} | ${def} | ${cell(allowedText(entry.spec))} | ${entry.perZone ? 'per zone' : 'node-wide'} | ${node} | ${cell(entry.spec.doc)} |`)
   }
   return out.join('\n') + '\n'
 }

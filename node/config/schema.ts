@@ -17,6 +17,10 @@ const NODE_NAME = new RegExp(String.raw`^[A-Za-z0-9_.-]+@${HOST}$`)
 const SEED = String.raw`[A-Za-z0-9_.-]+@${HOST}(?::\d{1,5})?`
 const NODE_NAME_LIST = new RegExp(String.raw`^${SEED}(?:\s*,\s*${SEED})*$`)
 const TLS_VERIFY = ['verify_none', 'verify_peer'] as const
+/** A zone name (EMQ X's atoms). */
+const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_]*$/
+/** A mountpoint: a topic prefix without wildcards (`%c`, `%u` substituted per client). */
+export const MOUNTPOINT = /^[^#+]*$/
 const MAX_PACKET = 268435455 // MQTT's Remaining Length limit, 256MB - 1 [MQTT-2.2.3]
 
 /** The node's configuration schema. Key order is the order of the docs and the shipped file. */
@@ -39,11 +43,15 @@ export const CONFIG_SCHEMA = {
   'listener.tcp.external.max_conns': { type: 'int', default: '1024000', min: 1, live: false, doc: 'Most concurrent connections the MQTT/TCP listener accepts.' },
   'listener.tcp.external.proxy_protocol': { type: 'bool', default: 'off', live: false, doc: 'Every connection to the MQTT/TCP listener starts with a PROXY protocol header (v1 or v2) from a load balancer, and the client\'s address is the one it gives (connections API, ACL ipaddr rules, logs); a connection without a valid header is closed. docs/proxy-protocol.md.' },
   'listener.tcp.external.proxy_protocol_timeout': { type: 'duration', default: '3s', min: 1, live: false, doc: 'With proxy_protocol on: how long the MQTT/TCP listener waits for the PROXY header before closing the connection.' },
+  'listener.tcp.external.zone': { type: 'string', default: 'external', pattern: ZONE_NAME, hint: 'a zone name such as external or internal', live: false, doc: 'Zone of the MQTT/TCP listener\'s clients: their zone.<name>.* keys apply (EMQ X 4\'s zones; docs/migration.md).' },
+  'listener.tcp.external.mountpoint': { type: 'string', default: '', allowEmpty: true, pattern: MOUNTPOINT, hint: 'a topic prefix without wildcards, such as devicebound/ or user/%u/', live: false, doc: 'Topic prefix of the MQTT/TCP listener\'s clients (%c client id, %u username), over their zone\'s: added to what they publish and subscribe, taken off what they receive; empty: the zone\'s.' },
 
   // ---- listener.ssl
   'listener.ssl.external': { type: 'address', optional: true, default: '0.0.0.0:8883', live: false, doc: 'Address of the MQTT over TLS listener; off turns it off.' },
   'listener.ssl.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/TLS listener (reported by the listeners API).' },
   'listener.ssl.external.max_conns': { type: 'int', default: '102400', min: 1, live: false, doc: 'Most concurrent connections the MQTT/TLS listener accepts.' },
+  'listener.ssl.external.zone': { type: 'string', default: 'external', pattern: ZONE_NAME, hint: 'a zone name such as external or internal', live: false, doc: 'Zone of the MQTT/TLS listener\'s clients: their zone.<name>.* keys apply (EMQ X 4\'s zones; docs/migration.md).' },
+  'listener.ssl.external.mountpoint': { type: 'string', default: '', allowEmpty: true, pattern: MOUNTPOINT, hint: 'a topic prefix without wildcards, such as devicebound/ or user/%u/', live: false, doc: 'Topic prefix of the MQTT/TLS listener\'s clients (%c client id, %u username), over their zone\'s: added to what they publish and subscribe, taken off what they receive; empty: the zone\'s.' },
   'listener.ssl.external.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the MQTT/TLS listener (development keys are generated when missing).' },
   'listener.ssl.external.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the MQTT/TLS listener.' },
   'listener.ssl.external.cacertfile': { type: 'path', default: 'etc/certs/cacert.pem', live: false, doc: 'PEM CA certificates that client certificates are checked against.' },
@@ -62,12 +70,16 @@ export const CONFIG_SCHEMA = {
   'listener.ws.external.max_conns': { type: 'int', default: '102400', min: 1, live: false, doc: 'Most concurrent connections the MQTT/WebSocket listener accepts.' },
   'listener.ws.external.proxy_protocol': { type: 'bool', default: 'off', live: false, doc: 'Every connection to the MQTT/WebSocket listener starts with a PROXY protocol header (v1 or v2) from a load balancer, and the client\'s address is the one it gives (connections API, ACL ipaddr rules, logs); a connection without a valid header is closed. Before the HTTP upgrade. docs/proxy-protocol.md.' },
   'listener.ws.external.proxy_protocol_timeout': { type: 'duration', default: '3s', min: 1, live: false, doc: 'With proxy_protocol on: how long the MQTT/WebSocket listener waits for the PROXY header before closing the connection.' },
+  'listener.ws.external.zone': { type: 'string', default: 'external', pattern: ZONE_NAME, hint: 'a zone name such as external or internal', live: false, doc: 'Zone of the MQTT/WebSocket listener\'s clients: their zone.<name>.* keys apply (EMQ X 4\'s zones; docs/migration.md).' },
+  'listener.ws.external.mountpoint': { type: 'string', default: '', allowEmpty: true, pattern: MOUNTPOINT, hint: 'a topic prefix without wildcards, such as devicebound/ or user/%u/', live: false, doc: 'Topic prefix of the MQTT/WebSocket listener\'s clients (%c client id, %u username), over their zone\'s: added to what they publish and subscribe, taken off what they receive; empty: the zone\'s.' },
 
   // ---- listener.wss
   'listener.wss.external': { type: 'address', optional: true, default: '0.0.0.0:8084', live: false, doc: 'Address of the MQTT over secure WebSocket listener; off turns it off.' },
   'listener.wss.external.mqtt_path': { type: 'string', default: '/mqtt', pattern: /^\/\S*$/, hint: 'a URL path starting with /', live: false, doc: 'URL path of the MQTT/secure WebSocket endpoint.' },
   'listener.wss.external.acceptors': { type: 'int', default: '4', min: 1, max: 1024, live: false, doc: 'Acceptors of the MQTT/secure WebSocket listener (reported by the listeners API).' },
   'listener.wss.external.max_conns': { type: 'int', default: '16', min: 1, live: false, doc: 'Most concurrent connections the MQTT/secure WebSocket listener accepts.' },
+  'listener.wss.external.zone': { type: 'string', default: 'external', pattern: ZONE_NAME, hint: 'a zone name such as external or internal', live: false, doc: 'Zone of the MQTT/secure WebSocket listener\'s clients: their zone.<name>.* keys apply (EMQ X 4\'s zones; docs/migration.md).' },
+  'listener.wss.external.mountpoint': { type: 'string', default: '', allowEmpty: true, pattern: MOUNTPOINT, hint: 'a topic prefix without wildcards, such as devicebound/ or user/%u/', live: false, doc: 'Topic prefix of the MQTT/secure WebSocket listener\'s clients (%c client id, %u username), over their zone\'s: added to what they publish and subscribe, taken off what they receive; empty: the zone\'s.' },
   'listener.wss.external.keyfile': { type: 'path', default: 'etc/certs/key.pem', live: false, doc: 'PEM private key of the MQTT/secure WebSocket listener.' },
   'listener.wss.external.certfile': { type: 'path', default: 'etc/certs/cert.pem', live: false, doc: 'PEM certificate (chain) of the MQTT/secure WebSocket listener.' },
   'listener.wss.external.cacertfile': { type: 'path', default: 'etc/certs/cacert.pem', live: false, doc: 'PEM CA certificates that client certificates are checked against.' },
@@ -134,12 +146,12 @@ export const CONFIG_SCHEMA = {
 
   // ---- flapping detection (EMQ X 4.4: the global policy and the zone's switch; docs/flapping.md)
   flapping_detect_policy: { type: 'string', default: '30, 1m, 5m', pattern: FLAPPING_POLICY_PATTERN, hint: '<count>, <window>, <ban time> such as 30, 1m, 5m', live: true, doc: 'A client disconnecting more than <count> times within <window> is banned by client id for <ban time> (when zone.external.enable_flapping_detect is on).' },
-  'zone.external.enable_flapping_detect': { type: 'bool', default: 'false', live: true, doc: 'Ban clients that reconnect in a loop, by flapping_detect_policy (EMQ X 4.4\'s zone key; until zones arrive, the external zone applies to every listener).' },
+  'zone.external.enable_flapping_detect': { type: 'bool', default: 'false', live: true, doc: 'Ban clients that reconnect in a loop, by flapping_detect_policy (EMQ X 4.4\'s zone key; node-wide in Starling: zone external\'s value applies to every zone).' },
 
   // ---- connection rate limits (EMQ X 4.4's zone keys, off by default; docs/rate-limits.md)
-  'zone.external.rate_limit.conn_messages_in': { type: 'string', default: '', allowEmpty: true, pattern: RATE_PATTERN, hint: '<count>,<period> such as 100,10s; empty is off', live: false, doc: 'PUBLISH packets a connection may send per period; above it the node stops reading the connection until its rate allows (no drop, no disconnect). Until zones arrive, the external zone applies to every listener.' },
-  'zone.external.rate_limit.conn_bytes_in': { type: 'string', default: '', allowEmpty: true, pattern: RATE_PATTERN, hint: '<size>,<period> such as 100KB,10s; empty is off', live: false, doc: 'Bytes a connection may send per period; above it the node stops reading the connection until its rate allows. Until zones arrive, the external zone applies to every listener.' },
-  'zone.external.force_shutdown_policy': { type: 'string', default: '', allowEmpty: true, pattern: FORCE_SHUTDOWN_PATTERN, hint: '<max queue length>|<max size> such as 10000|64MB; empty is off', live: false, doc: 'A client with more messages waiting to be sent to it than <max queue length>, or more bytes than <max size>, is disconnected (MQTT 5: DISCONNECT 0x97 Quota exceeded). Until zones arrive, the external zone applies to every listener.' },
+  'zone.external.rate_limit.conn_messages_in': { type: 'string', default: '', allowEmpty: true, pattern: RATE_PATTERN, hint: '<count>,<period> such as 100,10s; empty is off', live: false, doc: 'PUBLISH packets a connection may send per period; above it the node stops reading the connection until its rate allows (no drop, no disconnect). For the clients of zone external (zone.<name>.rate_limit.conn_messages_in for another zone).' },
+  'zone.external.rate_limit.conn_bytes_in': { type: 'string', default: '', allowEmpty: true, pattern: RATE_PATTERN, hint: '<size>,<period> such as 100KB,10s; empty is off', live: false, doc: 'Bytes a connection may send per period; above it the node stops reading the connection until its rate allows. For the clients of zone external (zone.<name>.rate_limit.conn_bytes_in for another zone).' },
+  'zone.external.force_shutdown_policy': { type: 'string', default: '', allowEmpty: true, pattern: FORCE_SHUTDOWN_PATTERN, hint: '<max queue length>|<max size> such as 10000|64MB; empty is off', live: false, doc: 'A client with more messages waiting to be sent to it than <max queue length>, or more bytes than <max size>, is disconnected (MQTT 5: DISCONNECT 0x97 Quota exceeded). For the clients of zone external (zone.<name>.force_shutdown_policy for another zone).' },
 
   // ---- log
   'log.level': { type: 'enum', values: LOG_LEVELS, default: 'warning', live: true, doc: 'Least severe level written to the log.' },

@@ -44,7 +44,7 @@ export function clientEvent (name: string, node: string, client: any, state: Cli
     peername: state.peername,
     peerhost: state.peerhost,
     sockname: state.sockname,
-    mountpoint: undefined,
+    mountpoint: state.mountpoint,
     auth_result: 'success',
     proto_ver: state.protoVer,
     proto_name: state.protoName,

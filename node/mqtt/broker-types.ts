@@ -21,6 +21,10 @@ export interface ConnectionOrigin {
   transport?: Duplex
   /** The listener's `peer_cert_as_username`: where the MQTT username comes from. */
   peerCertAsUsername?: PeerCertAsUsername
+  /** The listener's zone (`listener.<kind>.external.zone`); absent: `external`. */
+  zone?: string
+  /** The listener's own mountpoint (`%c`/`%u` unexpanded); absent or empty: its zone's. */
+  mountpoint?: string
   /** Local address and port the client connected to. */
   localAddress: string
   localPort: number
@@ -76,6 +80,8 @@ export interface AccessClient {
   /** The TLS client certificate's CN and DN (`%C`, `%d`). */
   certCn?: string
   certDn?: string
+  /** The client's mountpoint, expanded (`%m`), once its CONNECT is accepted. */
+  mountpoint?: string
 }
 
 /** An ACL decision, at once or after a backend answered. */

@@ -4,7 +4,7 @@ import type { TLSSocket } from 'node:tls'
 import { type ConnectionOrigin, type AuthInfo, type Authenticator, type AccessClient, type AccessControl, type BannedList, type BrokerComponents } from './broker-types.js'
 import { QOS_RECEIVED_METRIC } from '../metrics.js'
 import { MessageRouter } from './router.js'
-import { Wire, type WireLimits } from './wire.js'
+import { Wire } from './wire.js'
 import { topicLevels, displayFilter } from './topic.js'
 import { createConnackRewriter } from './connack.js'
 import { ViolationCloser } from './violation.js'
@@ -20,7 +20,9 @@ import { attachClientEvents, messageEvent } from './broker-events.js'
 import type { MessageEvent } from '../hooks.js'
 import { combineTaps, type PacketTap } from '../sys/packet-tap.js'
 import { countDropReason } from '../sys/drop-metrics.js'
-import { limitsFrom, type BrokerSettings } from './settings.js'
+import type { BrokerSettings } from './settings.js'
+import { ZoneTable, type ZonePart } from './zone-table.js'
+import { expandMountpoint, mountFilter, mountTopic, type ZoneSettings } from './zone.js'
 import { negotiateKeepalive } from './keepalive.js'
 import { startSessionLimits, type SessionLimits } from './session-limits.js'
 import { AedesCore, type ClientView, type MqttCore } from './core.js'
@@ -62,7 +64,8 @@ export class Broker {
   /** `acl_deny_action`: `disconnect` closes a client whose publish or subscribe is denied. */
   aclDenyAction: 'ignore' | 'disconnect' = 'ignore'
   private readonly wires = new Set<Wire>()
-  private readonly limits: WireLimits
+  /** Per zone: the settings its clients see and the limits its wires share. */
+  private readonly zones: ZoneTable
   private readonly violations: ViolationCloser
   /** The sessions that outlive their connection (CONNACK session present); set once the persistence is loaded. */
   private sessions: SessionRegistry | null = null
@@ -71,8 +74,8 @@ export class Broker {
     this.aedes = aedes
     this.aedesCore = new AedesCore(aedes, c.persistence, wireOf, router)
     this.router = router
-    this.limits = limitsFrom(settings)
     this.violations = new ViolationCloser(aedes)
+    this.zones = new ZoneTable(settings)
     this.sessionLimits = startSessionLimits(aedes, router, c.persistence, settings, (packet, reason) => this.dropped(packet, reason),
       (err) => c.logger.warn({ err }, 'queueing a message for an away session failed'))
     this.wireTap = this.sessionLimits.tapWith(null)
@@ -220,8 +223,8 @@ export class Broker {
   applySettings (next: BrokerSettings): void {
     const { sessionExpiryMs: _kept, ...live } = next
     Object.assign(this.settings, live)
-    // same object: every wire holds a reference to it
-    Object.assign(this.limits, limitsFrom(next))
+    // in place: every wire of a zone holds its zone's limits
+    this.zones.apply(next)
     const aedes = this.aedes
     aedes.maximumPacketSize = next.maxPacketSize
     aedes.maxClientsIdLength = next.maxClientIdLen
@@ -262,7 +265,7 @@ export class Broker {
    * what a client sends: protocol errors close that connection only.
    */
   handle (socket: Duplex, origin: ConnectionOrigin): Wire {
-    const wire = new Wire(socket, this.limits, this.c.metrics, this.onViolation)
+    const wire = new Wire(socket, this.zones.part(origin.zone).limits, this.c.metrics, this.onViolation)
     wire.peer = { address: origin.address, port: origin.port }
     wire.origin = origin
     wire.acks = this.ackWatch
@@ -275,6 +278,11 @@ export class Broker {
     slimNewClient(client, ownsClose(origin))
     takeConnects(client)
     return wire
+  }
+
+  /** The zone of `client`'s connection. */
+  private zoneOf (client: any): ZonePart {
+    return this.zones.part(stateOf(client)?.zone)
   }
 
   /** Closes every client (v5 clients get DISCONNECT 0x8B) and aedes. */
@@ -331,6 +339,8 @@ export class Broker {
       peerhost: origin?.address ?? '',
       sockname: origin ? `${origin.localAddress}:${origin.localPort}` : '',
       listener: origin?.protocol ?? '',
+      zone: origin?.zone ?? 'external',
+      mountpoint: undefined,
       protoVer: packet.protocolVersion,
       protoName: packet.protocolId ?? 'MQTT',
       keepalive: keepalive.refused === undefined ? keepalive.keepalive : packet.keepalive,
@@ -366,7 +376,7 @@ export class Broker {
       // client with return code 6, which 3.1.1 does not have, so set the value its CONNACK and
       // keepalive timer read directly.
       if (keepalive.refused === undefined && keepalive.serverKeepAlive !== undefined) client._serverKeepAlive = keepalive.serverKeepAlive
-      if (wire) wire.connackRewriter = createConnackRewriter(this.settings)
+      if (wire) wire.connackRewriter = createConnackRewriter(this.zones.part(origin?.zone).settings)
     }
     cb(null, true)
   }
@@ -397,7 +407,8 @@ export class Broker {
       certCn: access.certCn,
       certDn: access.certDn
     }
-    const bannedFor = this.banned?.check(this.accessClient(client)) ?? null
+    const { zone } = this.zoneOf(client)
+    const bannedFor = zone.enableBan ? (this.banned?.check(this.accessClient(client)) ?? null) : null
     if (bannedFor !== null) {
       // v5 CONNACK 0x8A (Banned); aedes only knows the v3 return codes, so the wire patches it
       if (wire) wire.connackCode = 0x8a
@@ -415,12 +426,14 @@ export class Broker {
           this.c.logger.warn({ err, clientId: client.id }, 'a hook before accepting the client failed (cluster takeover); accepting the connection without the old session')
         }
       }
+      this.mountClient(client, wire, zone)
       if (this.sessions?.resume(client) === true && wire) wire.sessionPresent = true
       cb(null, true)
     }
     const metrics = this.c.metrics
     try {
-      for (const provider of this.authenticators) {
+      // zone.<name>.bypass_auth_plugins: allow_anonymous alone decides (EMQ X's internal zone)
+      for (const provider of zone.bypassAuthPlugins ? [] : this.authenticators) {
         const answer = await provider.authenticate(info)
         const verdict = typeof answer === 'string' ? answer : answer.verdict
         if (verdict === 'allow') {
@@ -435,7 +448,7 @@ export class Broker {
       }
       // every provider ignored the client (or there is none): allow_anonymous decides
       metrics['client.auth.ignore']++
-      if (this.settings.allowAnonymous) return await accept()
+      if (zone.allowAnonymous) return await accept()
       metrics['client.auth.failure']++
       cb(connectError(5, 'not authorized'))
     } catch (err) {
@@ -446,9 +459,10 @@ export class Broker {
 
   private authorizePublish (client: any, packet: any, cb: (err?: Error | null) => void): void {
     if (packet.topic.startsWith('$SYS/')) return cb(new Error('$SYS topics are published by the broker only'))
-    const maxLevels = this.settings.maxTopicLevels
+    const zone = client ? this.zoneOf(client) : undefined
+    const maxLevels = zone?.settings.maxTopicLevels ?? this.settings.maxTopicLevels
     if (maxLevels > 0 && topicLevels(packet.topic) > maxLevels) return cb(new Error(`topic has more than ${maxLevels} levels (mqtt.max_topic_levels)`))
-    if (client && this.acl !== null) {
+    if (client && this.acl !== null && zone?.zone.enableAcl === true) {
       const decision = this.acl.check(this.accessClient(client), 'publish', packet.topic)
       if (decision === 'deny') return this.denyPublish(client, packet, cb)
       if (decision !== 'allow') {
@@ -463,6 +477,9 @@ export class Broker {
 
   /** The rest of {@link authorizePublish} once the ACL allowed the publish. */
   private publishAllowed (client: any, packet: any, cb: (err?: Error | null) => void): void {
+    // the mountpoint goes on after the ACL, which sees the client's own topic (as EMQ X)
+    const mountpoint = stateOf(client)?.mountpoint
+    if (mountpoint !== undefined) packet.topic = mountTopic(mountpoint, packet.topic)
     if (client && packet.qos === 2 && this.sessionLimits.refusesAwaitingRel(wireOf(client), client, packet)) return cb(null)
     if (client && packet.qos === 1) {
       // Hold this client's output (its PUBACK) until the publish completes, i.e. until the
@@ -480,7 +497,7 @@ export class Broker {
     const wire = wireOf(client)
     // refused on the wire (invalid filter, feature off): the SUBACK code is already recorded
     if (wire?.isRefused(topic)) return cb(null, null)
-    if (this.acl !== null) {
+    if (this.acl !== null && this.zoneOf(client).zone.enableAcl) {
       const decision = this.acl.check(this.accessClient(client), 'subscribe', displayFilter(topic))
       if (decision === 'deny') return this.denySubscribe(client, topic, cb)
       if (decision !== 'allow') {
@@ -495,7 +512,7 @@ export class Broker {
   private denySubscribe (client: any, topic: string, cb: (err: Error | null, sub: any) => void): void {
     // spec: ACL denial answers 0x80 for MQTT 3.1.1 and 5 alike (aedes would say 0x87)
     wireOf(client)?.setSubackCode(topic, 0x80)
-    if (this.aclDenyAction === 'disconnect') this.disconnectDenied(client)
+    if (this.denyActionOf(client) === 'disconnect') this.disconnectDenied(client)
     cb(null, null)
   }
 
@@ -507,10 +524,13 @@ export class Broker {
       wire?.setSubackCode(topic, client.version === 5 ? 0x97 : 0x80) // Quota exceeded (mqtt.max_subscriptions)
       return cb(null, null)
     }
-    if (sub.qos > this.settings.maxQos) {
-      sub.qos = this.settings.maxQos
+    const { maxQos } = this.zoneOf(client).settings
+    if (sub.qos > maxQos) {
+      sub.qos = maxQos
       wire?.setSubackCode(topic, sub.qos)
     }
+    const mountpoint = stateOf(client)?.mountpoint
+    if (mountpoint !== undefined) sub.topic = mountFilter(mountpoint, topic)
     cb(null, sub)
   }
 
@@ -521,7 +541,7 @@ export class Broker {
    */
   private denyPublish (client: any, packet: any, cb: (err?: Error | null) => void): void {
     this.c.metrics['messages/dropped']++
-    if (this.aclDenyAction === 'disconnect') {
+    if (this.denyActionOf(client) === 'disconnect') {
       this.disconnectDenied(client)
       packet._notAuthorized = true
       return cb(null)
@@ -534,6 +554,24 @@ export class Broker {
       wire.writeFrame(ack)
     }
     cb(null)
+  }
+
+  /** `acl_deny_action` for `client`: its zone's when the zone sets one, else the node's. */
+  private denyActionOf (client: any): 'ignore' | 'disconnect' {
+    return this.zoneOf(client).zone.aclDenyAction ?? this.aclDenyAction
+  }
+
+  /**
+   * Gives an accepted client its mountpoint (its listener's, else its zone's, `%c` and `%u`
+   * expanded) and mounts its will message's topic, as EMQ X did.
+   */
+  private mountClient (client: any, wire: Wire | undefined, zone: ZoneSettings): void {
+    const state = stateOf(client)
+    if (state === undefined) return
+    const template = wire?.origin?.mountpoint !== undefined && wire.origin.mountpoint !== '' ? wire.origin.mountpoint : zone.mountpoint
+    const mountpoint = expandMountpoint(template, client.id, state.username)
+    state.mountpoint = state.access.mountpoint = mountpoint === '' ? undefined : mountpoint
+    if (state.mountpoint !== undefined && client._will?.topic !== undefined) client._will.topic = mountTopic(state.mountpoint, client._will.topic)
   }
 
   private disconnectDenied (client: any): void {
@@ -580,7 +618,7 @@ export class Broker {
       from_username: publisher?.username,
       from_peerhost: publisher?.peerhost,
       auth_result: 'success',
-      mountpoint: undefined
+      mountpoint: state?.mountpoint
     })
   }
 
@@ -620,7 +658,7 @@ export class Broker {
         timestamp: now,
         node: this.settings.nodeName,
         auth_result: 'success',
-        mountpoint: undefined
+        mountpoint: state?.mountpoint
       })
     }
   }

@@ -20,6 +20,10 @@ export interface ClientState {
   sockname: string
   /** Listener protocol, e.g. `mqtt:tcp`. */
   listener: string
+  /** The zone of its listener (`external` by default). */
+  zone: string
+  /** Its mountpoint, expanded (`%c`, `%u`) once the CONNECT is accepted; undefined: none. */
+  mountpoint: string | undefined
   protoVer: number
   protoName: string
   /** The keep alive the connection is held to, seconds (the client's, or the Server Keep Alive it was told; see keepalive.ts). */

@@ -23,6 +23,8 @@ import { randomUUID } from 'node:crypto'
 import { pipeline, Transform } from 'node:stream'
 import mqttPacket from 'mqtt-packet'
 import { armKeepalive } from './keepalive-wheel.js'
+import { stateOf } from './client-state.js'
+import { mountFilter } from './zone.js'
 
 const SESSION_NEVER_EXPIRES = 0xFFFFFFFF
 const RECEIVE_MAXIMUM_DEFAULT = 65535
@@ -100,7 +102,16 @@ function onPacket (this: any, packet: any): void {
     handleConnect(client, packet, client._nextBatch)
     return
   }
+  // an UNSUBSCRIBE names the filters as the client knows them: put its mountpoint on (zone.ts)
+  if (packet.cmd === 'unsubscribe') mountUnsubscribe(client, packet)
   aedesEnqueue!.call(this, packet)
+}
+
+/** The filters of an UNSUBSCRIBE with the client's mountpoint put before them, as its SUBSCRIBE's were. */
+function mountUnsubscribe (client: any, packet: any): void {
+  const mountpoint = stateOf(client)?.mountpoint
+  if (mountpoint === undefined || !Array.isArray(packet.unsubscriptions)) return
+  packet.unsubscriptions = packet.unsubscriptions.map((filter: string) => mountFilter(mountpoint, filter))
 }
 
 /** aedes' Maximum Packet Size check in `handle()` [MQTT-3.2.2-15]. */

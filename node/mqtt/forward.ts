@@ -3,6 +3,7 @@ import type { BrokerSettings } from './settings.js'
 import { parseShared, topicMatches } from './topic.js'
 
 import { clientState, type ClientState } from './client-state.js'
+import { unmountTopic } from './zone.js'
 
 /**
  * aedes' `authorizeForward` hook, run for every message on its way to one subscriber:
@@ -34,6 +35,8 @@ export function createForwardFilter (settings: BrokerSettings, delivered: (clien
 /** The packet as this client must get it, or null when it must not get it. */
 function forwardFor (client: any, packet: any): any {
   const state: ClientState | undefined = client[clientState]
+  // the client's mountpoint comes off what it receives (zone.ts); a copy, the packet is shared
+  if (state?.mountpoint !== undefined && packet.topic.startsWith(state.mountpoint)) packet = { ...packet, topic: unmountTopic(state.mountpoint, packet.topic) }
   if (state === undefined || client.version !== 5) return packet
   if (packet.properties?.subscriptionIdentifier !== undefined) packet = withAllIdentifiers(client, packet)
   if (state.maximumPacketSize > 0 && encodedSize(packet) > state.maximumPacketSize) return null

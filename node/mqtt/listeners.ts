@@ -53,6 +53,8 @@ export function supportedPskCiphers (names: readonly string[]): string[] {
 
 /** What one MQTT listener is configured with. */
 export interface ListenerSpec {
+  /** Its configuration key (`listener.tcp.external`, `listener.tcp.internal`), for errors; absent: `listener.<kind>.external`. */
+  key?: string
   /** Spec protocol name: `mqtt:tcp`, `mqtt:ssl`, `mqtt:ws`, `mqtt:wss`. */
   protocol: 'mqtt:tcp' | 'mqtt:ssl' | 'mqtt:ws' | 'mqtt:wss'
   host: string
@@ -68,6 +70,10 @@ export interface ListenerSpec {
    * TLS, HTTP or MQTT; the client's address is the header's. Absent: off.
    */
   proxyProtocol?: { timeoutMs: number }
+  /** `listener.<kind>.external.zone`: the zone its clients are held to (`external` when absent). */
+  zone?: string
+  /** `listener.<kind>.external.mountpoint`: its clients' topic prefix over their zone's; empty or absent: the zone's. */
+  mountpoint?: string
 }
 
 /** A listener as the listeners API and `starling-ctl listeners` report it (spec: Listener). */
@@ -181,7 +187,7 @@ export class MqttListener {
       })
     })
     listening.on('error', err => this.logger.error({ err, protocol: spec.protocol }, 'listener error'))
-    this.logger.info({ protocol: spec.protocol, host: spec.host, port: this.boundPort, proxy_protocol: spec.proxyProtocol !== undefined }, 'listener started')
+    this.logger.info({ protocol: spec.protocol, listener: spec.key, host: spec.host, port: this.boundPort, proxy_protocol: spec.proxyProtocol !== undefined }, 'listener started')
   }
 
   /**
@@ -297,6 +303,8 @@ export class MqttListener {
       tlsSocket: socket instanceof tls.TLSSocket ? socket : undefined,
       transport: socket,
       peerCertAsUsername: this.spec.tls?.peerCertAsUsername,
+      zone: this.spec.zone,
+      mountpoint: this.spec.mountpoint,
       onClose: this.connectionClosed
     })
   }

@@ -6,6 +6,8 @@ import type { Store, StoreTable } from '../store/index.js'
 import { incomingKey, nameKey, sameSubscription, toStoredPacket, toStoredSubscription, type StoredPacket, type StoredSubscription } from './persistence-codec.js'
 import { OutgoingQueues, type OutgoingRecord, type QueueTarget } from './persistence-outgoing.js'
 import { OfflineQueue } from './offline-queue.js'
+import { stateOf } from './client-state.js'
+import { unmountTopic } from './zone.js'
 
 export type { StoredPacket, StoredSubscription } from './persistence-codec.js'
 
@@ -241,8 +243,16 @@ export class StorePersistence extends MemoryPersistence {
     return this.outgoing.hasQueued(clientId)
   }
 
+  /**
+   * What was queued for `client`, to send on its reconnect. aedes writes these as they come
+   * (its forward filter is asked, its packet not used), so a client's mountpoint comes off
+   * here, on copies: the queue keeps the mounted topics.
+   */
   override outgoingStream (client: PersistenceClient): Readable {
-    return Readable.from(this.outgoing.packets(client.id))
+    const packets = this.outgoing.packets(client.id)
+    const mountpoint = stateOf(client)?.mountpoint
+    if (mountpoint === undefined) return Readable.from(packets)
+    return Readable.from(packets.map((p) => p.topic?.startsWith(mountpoint) === true ? { ...p, topic: unmountTopic(mountpoint, p.topic) } : p))
   }
 
   override async incomingStorePacket (client: PersistenceClient, packet: Record<string, any>): Promise<void> {

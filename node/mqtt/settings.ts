@@ -3,6 +3,7 @@ import type { WireLimits } from './wire.js'
 import type { RateLimits } from './read-gate.js'
 import { parseRate, parseForceShutdown } from '../config/value-types.js'
 import type { ForceShutdown } from './wire-types.js'
+import { zonesFrom, type ZoneSettings } from './zone.js'
 
 /**
  * The MQTT core's settings, taken from the node configuration (keys in comments).
@@ -63,6 +64,8 @@ export interface BrokerSettings {
   rateLimits: RateLimits | null
   /** `zone.external.force_shutdown_policy`: a client with more waiting for it is disconnected; null when off. */
   forceShutdown: ForceShutdown | null
+  /** Every zone the config uses (`external` always), by name: what a listener's `zone` holds its clients to. */
+  zones: Record<string, ZoneSettings>
 }
 
 /** Reads the broker settings from a loaded node configuration. */
@@ -94,7 +97,28 @@ export function brokerSettingsFrom (cfg: Record<string, any>): BrokerSettings {
     retryIntervalMs: cfg['mqtt.retry_interval'],
     keepaliveBackoff: cfg['mqtt.keepalive_backoff'],
     rateLimits: rateLimitsFrom(cfg),
-    forceShutdown: parseForceShutdown(cfg['zone.external.force_shutdown_policy'] ?? '') ?? null
+    forceShutdown: parseForceShutdown(cfg['zone.external.force_shutdown_policy'] ?? '') ?? null,
+    zones: zonesFrom(cfg)
+  }
+}
+
+/**
+ * The broker settings as the clients of `zone` see them: the node's, with what the zone sets
+ * per connection in their place (the MQTT capabilities, anonymous access, rate limits and
+ * force-shutdown policy).
+ */
+export function settingsOfZone (settings: BrokerSettings, zone: ZoneSettings): BrokerSettings {
+  return {
+    ...settings,
+    allowAnonymous: zone.allowAnonymous,
+    maxQos: zone.maxQos,
+    retainAvailable: zone.retainAvailable,
+    wildcardSubscription: zone.wildcardSubscription,
+    sharedSubscription: zone.sharedSubscription,
+    maxTopicLevels: zone.maxTopicLevels,
+    strictMode: zone.strictMode,
+    rateLimits: zone.rateLimits,
+    forceShutdown: zone.forceShutdown
   }
 }
 

@@ -48,7 +48,7 @@ export interface Connection {
   send_pkt: number
   /** The user name, or the text `undefined` when the client gave none. */
   username: string
-  /** Always `external`, EMQ X's zone of its external listeners. */
+  /** The zone of the client's listener (`listener.<kind>.external.zone`; `external` by default). */
   zone: string
 }
 
@@ -132,7 +132,7 @@ export function connectionOf (node: string, client: ClientView): Connection {
     send_pend: pendingBytes(wire),
     send_pkt: c.sendPkt,
     username: state?.username ?? 'undefined',
-    zone: 'external'
+    zone: state?.zone ?? 'external'
   }
 }
 

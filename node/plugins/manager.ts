@@ -4,7 +4,7 @@
  * time for the CLI and the API (spec: States and transitions, codes 110/111).
  */
 import { join, resolve } from 'node:path'
-import { loadPluginConfig, resolvePath } from '../config/index.js'
+import { configWarnings, foreignPluginFileWarnings, loadPluginConfig, resolvePath } from '../config/index.js'
 import type { Logger } from '../logger.js'
 import type { StarlingNode } from '../node.js'
 import { pluginTypeOf, type PluginDefinition, type PluginInstance, type PluginType } from './types.js'
@@ -133,7 +133,10 @@ export function createPluginManager (init: PluginManagerInit): PluginManager {
   }
 
   function readConfig (def: PluginDefinition): Record<string, unknown> {
-    return loadPluginConfig(configFile(def.name), def.configSchema, { optional: true, env: init.env })
+    const config = loadPluginConfig(configFile(def.name), def.configSchema, { optional: true, env: init.env })
+    // EMQ X 4.4 keys of the plugin's file accepted without effect: one line each (docs/migration.md)
+    for (const w of configWarnings(config)) log.warn({ plugin: def.name, key: w.key, source: w.source }, w.message)
+    return config
   }
 
   function assertStarted (): void {
@@ -206,6 +209,7 @@ export function createPluginManager (init: PluginManagerInit): PluginManager {
     const wanted = new Map((entries ?? []).map((e) => [e.name, e.loaded]))
     foreign = (entries ?? []).filter((e) => !slots.has(e.name))
     for (const e of foreign) log.warn({ plugin: e.name, file: listFile }, `${listFile} names plugin ${e.name}, which this node does not have; ignored`)
+    for (const w of foreignPluginFileWarnings(join(etcDir, 'plugins'), new Set(slots.keys()))) log.warn({ key: w.key, source: w.source }, w.message)
     for (const slot of slots.values()) {
       if (slot.def.attach === undefined) continue
       try {

@@ -77,7 +77,8 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'starling-acl-'))
   dirs.push(dir)
   writeFileSync(join(dir, 'acl.conf'), '')
-  backend = await startBackendNode('svc_auth_http', { allow_anonymous: 'false', acl_file: join(dir, 'acl.conf') })
+  // the WebSocket listener's clients have a mountpoint (the %m of acl_req)
+  backend = await startBackendNode('svc_auth_http', { allow_anonymous: 'false', acl_file: join(dir, 'acl.conf'), 'listener.ws.external.mountpoint': 'ws/%c/' })
   node = backend.node
 })
 afterAll(async () => {
@@ -244,6 +245,14 @@ describe('svc_auth_http superuser and ACL', () => {
     expect(acl.find(s => s.params.topic === 'other/#')?.params.access).toBe('1')
     // publishes: other/x denied; pub-only/x, free/x (acl_nomatch) and users/alice/x allowed
     expect(since(before)).toMatchObject({ 'client.acl.allow': 3, 'client.acl.deny': 1 })
+  })
+
+  it('sends the client\'s mountpoint as %m and its own topic, before the mountpoint, as %t', async () => {
+    await load()
+    const alice = await open(node, { protocol: 'ws', port: node.port('mqtt:ws'), path: '/mqtt', protocolVersion: 5, clientId: 'acl-ws', username: 'alice', password: 'pw' })
+    await alice.client.publishAsync('users/alice/ws', 'x', { qos: 1 })
+    const acl = service.requests('/mqtt/acl')
+    expect(acl.find(s => s.params.clientid === 'acl-ws')?.params).toMatchObject({ topic: 'users/alice/ws', mountpoint: 'ws/acl-ws/' })
   })
 
   it('makes a client the super_req accepts a superuser: no ACL request, every topic allowed', async () => {

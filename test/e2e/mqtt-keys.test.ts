@@ -5,7 +5,7 @@
  * `mqtt.retry_interval` and `mqtt.keepalive_backoff`. Timing keys use small values (1 s) and
  * `waitFor` deadlines a margin past them.
  */
-import { loadConfig } from '../../node/config/index.js'
+import { configWarnings, loadConfig } from '../../node/config/index.js'
 import { sessionsOf } from '../../node/ops/sessions.js'
 import { apiRequest, closeClients, connect, waitFor } from '../helpers/node.js'
 import { closeOpened, connectPacket, nodeWith, open, openRaw, openRawSession, suback, type RawClient } from '../helpers/mqtt.js'
@@ -216,7 +216,10 @@ describe('changed at run time (configs API)', () => {
 })
 
 describe('broker.shared_dispatch_ack_enabled', () => {
-  it('is no longer a key (removed: see docs/mqtt.md)', () => {
-    expect(() => loadConfig({ env: {}, overrides: { 'broker.shared_dispatch_ack_enabled': 'true' } })).toThrow(/shared_dispatch_ack_enabled/)
+  it('is not a Starling key: EMQ X\'s false is what Starling does, true is accepted with one warning line (docs/mqtt.md, docs/migration.md)', () => {
+    expect(configWarnings(loadConfig({ env: {}, overrides: { 'broker.shared_dispatch_ack_enabled': 'false' } }))).toEqual([])
+    const warnings = configWarnings(loadConfig({ env: {}, overrides: { 'broker.shared_dispatch_ack_enabled': 'true' } }))
+    expect(warnings.map(w => w.key)).toEqual(['broker.shared_dispatch_ack_enabled'])
+    expect(warnings[0].message).toMatch(/accepted without effect/)
   })
 })

@@ -163,7 +163,9 @@ export function aclContextOf (client: AccessClient, action: AclAction, topic: st
     certCn: client.certCn,
     certDn: client.certDn,
     access: action === 'subscribe' ? 1 : 2,
-    topic
+    topic,
+    // the client's mountpoint (zone.<name>.mountpoint, listener.<kind>.<name>.mountpoint), expanded
+    mountpoint: client.mountpoint
   }
 }
 
