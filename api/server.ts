@@ -6,7 +6,6 @@ import type { RuleOpsComponents } from '../rules/rule-ops.js'
 import type { AppsService } from '../node/apps/apps.js'
 import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, WrongTypeError, toApiError, type ApiError } from '../node/errors.js'
 import { checkJsonDepth } from '../node/json-depth.js'
-import { startHttpListeners } from '../node/http-listener.js'
 import { fullPath, type ApiNode, type ApiResult, type ApiRouteTable, type RouteDef } from './route-table.js'
 import { openApiDocument, type OpenApiAddition } from './openapi.js'
 
@@ -192,30 +191,4 @@ function parseBody (req: Request, route: RouteDef): unknown {
   }
   // before anything (validation, handlers, the store, the answer) recurses into it
   return checkJsonDepth(body, 'request body')
-}
-
-/** Starts the API on `management.listener.http` (and `management.listener.https` when set), HTTP Basic with the API applications. */
-export async function startApiServer (components: ApiServerComponents, table: ApiRouteTable): Promise<ApiServer> {
-  const { node, logger } = components
-  const app = createApiApp(components, table, appsBasicAuthenticator(node.services.apps))
-  const cfg = node.config
-  const tls = cfg['management.listener.https']
-  const listeners = await startHttpListeners(app, {
-    http: { address: cfg['management.listener.http'], key: 'management.listener.http' },
-    https: tls === null
-      ? undefined
-      : { address: tls, key: 'management.listener.https', keyfile: cfg['management.listener.https.keyfile'], certfile: cfg['management.listener.https.certfile'] },
-    // over HTTP and HTTPS together, read per connection so a change through the configs API applies at once
-    maxConns: () => node.config['management.listener.http.max_conns']
-  })
-  if (listeners.httpsPort !== undefined) logger.info({ port: listeners.httpsPort }, 'management API (HTTPS) started')
-  const address = cfg['management.listener.http']
-  logger.info({ protocol: 'http:management', host: address.host, port: listeners.port }, 'listener started')
-  return {
-    port: listeners.port,
-    protocol: 'http:management',
-    listenOn: `${address.host}:${listeners.port}`,
-    connections: listeners.connections,
-    stop: listeners.stop
-  }
 }
