@@ -2,7 +2,6 @@ import { Command } from 'commander'
 import { loadConfig, configFile, resolvePath, ConfigError } from '../node/config/index.js'
 import { createLogger } from '../node/logger.js'
 import { startStarling } from './assemble.js'
-import { releaseStartMemory } from '../node/start-memory.js'
 import { VERSION, packageRoot } from '../node/version.js'
 
 /**
@@ -63,7 +62,6 @@ export async function main (argv: string[]): Promise<void> {
   const api = node.api.server
   if (api !== undefined) console.log(`Start http:management listener on ${api.listenOn} successfully.`)
   console.log(`Starling ${VERSION} (${node.name}) is running now!`)
-  releaseStartMemory()
   // the log file is written asynchronously: wait until its lines are out (at most 2 s, a
   // stuck disk must not keep a stopping node alive; pino's exit handler writes the rest)
   const exitAfterFlush = (code: number): void => {
