@@ -14,7 +14,8 @@ import type { StarlingNode } from '../node/node.js'
 import { VERSION } from '../node/version.js'
 import type { RuleEngine } from '../rules/engine.js'
 import type express from 'express'
-import { createApiApp, startApiServer, type ApiAuthenticator, type ApiServer, type ApiServerComponents } from './server.js'
+import type { ApiAuthenticator, ApiServer, ApiServerComponents } from './server.js'
+import { startApiServer } from './listener.js'
 import type { OpenApiAddition } from './openapi.js'
 import { createRouteTable, joinRouteTables, type ApiNode, type ApiRouteTable } from './route-table.js'
 import { API_ROUTES } from './routes/index.js'
@@ -45,8 +46,10 @@ export interface ApiPart {
    * handlers, bodies, index and envelopes, behind `authenticate` instead of the
    * applications' HTTP Basic. Nothing of it runs for a request `authenticate` refuses.
    * `openApi`: what the listener serves outside the tables, for its OpenAPI document.
+   * Express loads with the first call (api/server.ts), so a listener asks for it at its first
+   * request.
    */
-  app: (node: ApiNode & Pick<StarlingNode, 'logger'>, authenticate: ApiAuthenticator, extra?: ApiRouteTable, openApi?: OpenApiAddition) => express.Express
+  app: (node: ApiNode & Pick<StarlingNode, 'logger'>, authenticate: ApiAuthenticator, extra?: ApiRouteTable, openApi?: OpenApiAddition) => Promise<express.Express>
 }
 
 /**
@@ -93,8 +96,8 @@ export function createApiPart (init: ApiPartInit): ApiPart {
   return {
     plugin,
     routes,
-    app: (node, authenticate, extra, openApi) =>
-      createApiApp(serverComponents(node, init.rules.engine), extra === undefined ? routes : joinRouteTables(routes, extra), authenticate, openApi),
+    app: async (node, authenticate, extra, openApi) =>
+      (await import('./server.js')).createApiApp(serverComponents(node, init.rules.engine), extra === undefined ? routes : joinRouteTables(routes, extra), authenticate, openApi),
     get server () {
       return server
     }

@@ -6,8 +6,8 @@ import type { RuleOpsComponents } from '../rules/rule-ops.js'
 import type { AppsService } from '../node/apps/apps.js'
 import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, WrongTypeError, toApiError, type ApiError } from '../node/errors.js'
 import { checkJsonDepth } from '../node/json-depth.js'
-import { startHttpListeners } from '../node/http-listener.js'
 import { V4_PREFIX, v3BodyFor, v4Routes } from './v4.js'
+import { statusText } from './listener.js'
 import { fullPath, type ApiNode, type ApiResult, type ApiRouteTable, type RouteDef } from './route-table.js'
 import { openApiDocument, type OpenApiAddition } from './openapi.js'
 
@@ -80,7 +80,7 @@ export function createApiApp (components: ApiServerComponents, table: RouteTable
   app.disable('x-powered-by')
   // EMQ X 4's health check for load balancers and containers: no credentials, plain text
   app.get('/status', (_req, res) => {
-    res.type('text/plain').send(`Node ${components.node.name} is started\nstarling is running`)
+    res.type('text/plain').send(statusText(components.node.name))
   })
   for (const prefix of ['/api/v3', V4_PREFIX]) {
     app.use(prefix, (req: Request, res: Response, next: NextFunction) => {
@@ -211,41 +211,4 @@ function parseBody (req: Request, route: RouteDef): unknown {
   }
   // before anything (validation, handlers, the store, the answer) recurses into it
   return checkJsonDepth(body, 'request body')
-}
-
-/**
- * Starts the API on `management.listener.http` (and `management.listener.https` when set),
- * HTTP Basic with the API applications; undefined when both are `off` (nothing listens).
- */
-export async function startApiServer (components: ApiServerComponents, table: ApiRouteTable): Promise<ApiServer | undefined> {
-  const { node, logger } = components
-  const cfg = node.config
-  const plain = cfg['management.listener.http']
-  const tls = cfg['management.listener.https']
-  if (plain === null && tls === null) {
-    logger.info('management API: management.listener.http and .https are off; nothing listens')
-    return undefined
-  }
-  const app = createApiApp(components, table, appsBasicAuthenticator(node.services.apps))
-  const listeners = await startHttpListeners(app, {
-    http: plain === null ? undefined : { address: plain, key: 'management.listener.http' },
-    https: tls === null
-      ? undefined
-      : { address: tls, key: 'management.listener.https', keyfile: cfg['management.listener.https.keyfile'], certfile: cfg['management.listener.https.certfile'] },
-    // over HTTP and HTTPS together, read per connection so a change through the configs API applies at once
-    maxConns: () => node.config['management.listener.http.max_conns']
-  })
-  if (listeners.httpsPort !== undefined) logger.info({ port: listeners.httpsPort }, 'management API (HTTPS) started')
-  // the HTTP listener, or the HTTPS one when HTTP is off
-  const address = plain ?? tls!
-  const port = listeners.port ?? listeners.httpsPort!
-  const protocol = plain === null ? 'https:management' : 'http:management'
-  logger.info({ protocol, host: address.host, port }, 'listener started')
-  return {
-    port,
-    protocol,
-    listenOn: `${address.host}:${port}`,
-    connections: listeners.connections,
-    stop: listeners.stop
-  }
 }

@@ -330,6 +330,7 @@ async function main (): Promise<void> {
     fanoutRate: 1,
     latencyRate: 1,
     idleConnections: 0,
+    idleSettleMs: 2000,
     floodPublishers: 1,
     maxRssMb: 4096
   }, cli.profile === undefined ? undefined : path.resolve(cli.profile))

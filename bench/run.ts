@@ -36,6 +36,7 @@ const program = new Command('bench')
   .option('--fanout-rate <msg/s>', 'fanout publisher rate (x1000 deliveries)', '20')
   .option('--latency-rate <msg/s>', 'latency scenario publish rate', '1000')
   .option('--idle-connections <n>', 'idle scenario connections', '10000')
+  .option('--idle-settle <s>', 'idle: seconds from the last CONNACK to the RSS reading', '2')
   .option('--flood-publishers <n>', 'flood scenario publishers', '20')
   .option('--max-rss-mb <MiB>', 'flood: cut the window when broker RSS passes this', '4096')
   .option('--json <file>', 'also write every run and the summary as JSON')
@@ -54,6 +55,7 @@ interface CliOptions {
   fanoutRate: string
   latencyRate: string
   idleConnections: string
+  idleSettle: string
   floodPublishers: string
   maxRssMb: string
   json?: string
@@ -127,6 +129,7 @@ async function main (): Promise<void> {
     fanoutRate: positive('fanout-rate', cli.fanoutRate),
     latencyRate: positive('latency-rate', cli.latencyRate),
     idleConnections: Math.round(positive('idle-connections', cli.idleConnections)),
+    idleSettleMs: positive('idle-settle', cli.idleSettle) * 1000,
     floodPublishers: Math.round(positive('flood-publishers', cli.floodPublishers)),
     maxRssMb: positive('max-rss-mb', cli.maxRssMb)
   }

@@ -138,7 +138,7 @@ export async function runScenario (
     ...load
   })
   try {
-    if (scenario.kind === 'idle') return await runIdle(scenario, broker, round, generator, rss, load.idle, progress)
+    if (scenario.kind === 'idle') return await runIdle(scenario, broker, round, generator, rss, load.idle, opts.idleSettleMs, progress)
     await generator.setup()
     await generator.start()
     await sleep(opts.warmup * 1000)
@@ -186,7 +186,7 @@ export async function runScenario (
 
 async function runIdle (
   scenario: Scenario, broker: RunningBroker, round: number, generator: LoadGenerator,
-  rss: RssSampler, connections: number, progress: Progress
+  rss: RssSampler, connections: number, settleMs: number, progress: Progress
 ): Promise<RunResult> {
   await sleep(1000)
   const a = snapshot(broker, null)
@@ -194,7 +194,7 @@ async function runIdle (
   await generator.setup()
   progress(`    ${connections} connections open in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   // Let lazily freed buffers and GC settle before reading RSS.
-  await sleep(2000)
+  await sleep(settleMs)
   const b = snapshot(broker, null)
   const result = windowResult(scenario, broker, round, 0, a, b)
   const cpuUs = (b.proc.cpuTicks - a.proc.cpuTicks) * (1e6 / clockTicksPerSecond())

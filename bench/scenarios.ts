@@ -24,6 +24,8 @@ export interface BenchOptions {
   latencyRate: number
   /** idle: connections to open. */
   idleConnections: number
+  /** idle: from the last CONNACK to the RSS reading, ms (what the broker does once quiet is in the reading). */
+  idleSettleMs: number
   /** flood: unthrottled publishers. */
   floodPublishers: number
   /** flood: stop the window early when the broker's RSS passes this, MiB. */

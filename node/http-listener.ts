@@ -14,6 +14,25 @@ import type { Duplex } from 'node:stream'
 import type { ListenerAddress } from './config/index.js'
 import { ListenError } from './listen-error.js'
 
+/**
+ * A request listener whose application is built at the first request: `build` runs once
+ * (later requests wait for the same build), so what only serves HTTP (Express, its routers,
+ * the validators) is not loaded by a node nobody has asked anything yet. A build that fails
+ * answers 500 with the error envelope (code 102) and is tried again at the next request.
+ */
+export function lazyRequestListener (build: () => Promise<http.RequestListener>): http.RequestListener {
+  let ready: http.RequestListener | undefined
+  let building: Promise<http.RequestListener> | undefined
+  return (req, res) => {
+    if (ready !== undefined) { ready(req, res); return }
+    building ??= build().then((app) => (ready = app), (err: unknown) => { building = undefined; throw err })
+    building.then((app) => { app(req, res) }, (err: unknown) => {
+      const body = JSON.stringify({ code: 102, message: `the HTTP application could not start: ${err instanceof Error ? err.message : String(err)}` })
+      res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body)
+    })
+  }
+}
+
 /** Where and how to listen. */
 export interface HttpListenerSpec {
   /** The plain HTTP address, and the configuration key it came from (for the bind error); absent: HTTP is off. */

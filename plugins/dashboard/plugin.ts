@@ -16,11 +16,10 @@
  * belongs to the instance {@link createDashboardPlugin} made for that node.
  */
 import { createRouteTable } from '../../api/route-table.js'
-import { startHttpListeners, type HttpListeners } from '../../node/http-listener.js'
+import { lazyRequestListener, startHttpListeners, type HttpListeners } from '../../node/http-listener.js'
 import { VERSION } from '../../node/version.js'
 import type { StarlingNode } from '../../node/node.js'
 import type { StarlingPlugin } from '../kit/parts.js'
-import { createDashboardApp } from './app.js'
 import { dashboardAuthenticator, type DashboardAuthComponents } from './auth.js'
 import { createLoginBackoff } from './backoff.js'
 import { ADMINS_CTL_COMMANDS, registerAdminsControl } from './ctl.js'
@@ -110,8 +109,11 @@ export function createDashboardPlugin (): StarlingPlugin {
       const authenticate = dashboardAuthenticator(components)
       const tokens = createMqttTokens(logger)
       const own = createRouteTable([...dashboardRoutes(components.users), ...monitorRoutes(), ...mqttTokenRoutes(node, tokens)])
-      const api = parts.api.app(node, authenticate, own, DASHBOARD_OPENAPI)
-      const app = createDashboardApp({ auth: components, authenticate, api, logger })
+      // Express, the pages and the API's routers load with the first request (an idle node has none)
+      const app = lazyRequestListener(async () => {
+        const { createDashboardApp } = await import('./app.js')
+        return createDashboardApp({ auth: components, authenticate, api: await parts.api.app(node, authenticate, own, DASHBOARD_OPENAPI), logger })
+      })
       const stats = (): Record<string, number> => node.services.stats.snapshot()
       const monitor = createMonitor({
         metrics: node.metrics,

@@ -15,7 +15,6 @@
  * - Tokens expire after {@link SESSION_TTL_SECONDS}; nothing renews them (sign in again).
  */
 import { randomBytes } from 'node:crypto'
-import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose'
 import type { StoreTable } from '../../node/store/index.js'
 import type { DashboardUsers, UserTables } from './users.js'
 
@@ -65,6 +64,7 @@ export function createDashboardSessions (tables: UserTables, nodeName: string, u
       if (key === undefined) throw new Error('svc_dashboard: this node has no signing key (ensureKey was not called)')
       const now = Math.floor(Date.now() / 1000)
       const expiresAt = now + SESSION_TTL_SECONDS
+      const { SignJWT } = await import('jose')
       const token = await new SignJWT({ gen: generation })
         .setProtectedHeader({ alg: 'HS256', kid: nodeName, typ: 'JWT' })
         .setSubject(username)
@@ -76,6 +76,8 @@ export function createDashboardSessions (tables: UserTables, nodeName: string, u
       return { token, expiresAt }
     },
     async verify (token) {
+      // jose loads with the first sign-in or signed request (an idle node has none)
+      const { decodeProtectedHeader, jwtVerify } = await import('jose')
       let kid: string
       try {
         const header = decodeProtectedHeader(token)

@@ -2,7 +2,7 @@
  * An idle node loads only what it uses (issue 22, idle memory): no database or client driver
  * (each auth backend imports its driver when it is loaded, svc_bridge_mqtt imports mqtt.js at
  * its first bridge connection), no rule SQL compiler until a rule exists, no avro or protobuf
- * compiler until a schema of that type exists, no Ajv until the first API request, no libp2p
+ * compiler until a schema of that type exists, no Ajv or Express until the first API request, no libp2p
  * until a node joins it or it joins one (its cluster port is open all along). A default
  * node (its default plugins) is started with a module hook that records every package and every
  * module of dist/ it resolves, then stopped.
@@ -22,8 +22,13 @@ import { SENSOR_AVSC, avroSensor } from '../schemas/fixtures.js'
 
 /** Drivers only a plugin that uses them may load: about 10 to 30 MB of memory each. */
 const DRIVERS = ['pg', 'mysql2', 'ioredis', 'mongodb', 'ldapts', 'undici', 'mqtt']
-/** Loaded with their first use: the API's body validators, the avro and protobuf compilers. */
-const ON_FIRST_USE = ['ajv', 'avsc', 'protobufjs']
+/**
+ * Loaded with their first use: the API's body validators, the avro and protobuf compilers, and
+ * Express with what the management API and the dashboard build on it (their listeners are open
+ * from the start; the application is built at the first request, node/http-listener.ts), and
+ * jose with the first dashboard sign-in.
+ */
+const ON_FIRST_USE = ['ajv', 'avsc', 'protobufjs', 'express', 'passport', 'passport-http', 'jose']
 /**
  * The rule SQL parser, compiler and function table (dist/ modules), loaded with the first rule
  * (the runtime's topic index and payload cache, and the error classes, load with the engine).

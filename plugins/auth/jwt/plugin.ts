@@ -18,9 +18,7 @@
  */
 import { createPublicKey, type KeyObject } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import {
-  createRemoteJWKSet, decodeProtectedHeader, jwksCache, jwtVerify, type ExportedJWKSCache, type JSONWebKeySet, type JWTPayload, type JWTVerifyGetKey
-} from 'jose'
+import type { ExportedJWKSCache, JSONWebKeySet, JWTPayload, JWTVerifyGetKey } from 'jose'
 import { ConfigError, maskUrl, type ConfigSchema } from '../../../node/config/index.js'
 import type { AclAction } from '../../../node/acl/acl-matcher.js'
 import type { PluginDefinition, PluginInstance } from '../../../node/plugins/types.js'
@@ -95,7 +93,9 @@ class JwksFetches {
 /** What verifying a token found. */
 type Checked = { verdict: 'ignore' | 'deny' } | { verdict: 'allow', claims: JWTPayload }
 
-function openJwt (ctx: BackendOpenContext, store: JwtClaimsStore): BackendClient {
+async function openJwt (ctx: BackendOpenContext, store: JwtClaimsStore): Promise<BackendClient> {
+  // jose loads with the plugin, not with the node (as the other backends' drivers)
+  const { createRemoteJWKSet, decodeProtectedHeader, jwksCache, jwtVerify } = await import('jose')
   const { config, logger } = ctx
   const secret: string = config['auth.jwt.secret'] ?? ''
   const pubkeyPath: string = config['auth.jwt.pubkey'] ?? ''
