@@ -16,7 +16,7 @@ afterEach(async () => {
 
 async function serve (app: http.RequestListener): Promise<number> {
   listeners = await startHttpListeners(app, { http: { address: parseAddress('127.0.0.1:0') as ListenerAddress, key: 'test.listener' } })
-  return listeners.port
+  return listeners.port as number
 }
 
 it('builds nothing until the first request, then builds once for requests that arrive together', async () => {
