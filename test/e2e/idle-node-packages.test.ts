@@ -102,6 +102,20 @@ it('a default node loads none of the drivers, nor the rule SQL compiler, the sch
   expect(loaded.filter(isLibp2p)).toEqual([])
 }, 30_000)
 
+it('answers GET /status (health checks) without loading Express; the first API request loads it', async () => {
+  const { node, loaded } = await hookedNode(tempDir('stpk-'))
+  const port = node.logLines().find(l => l.msg === 'listener started' && l.protocol === 'http:management')?.port
+  const status = await fetch(`http://127.0.0.1:${String(port)}/status`)
+  expect(status.status).toBe(200)
+  expect(await status.text()).toMatch(/^Node \S+ is started\nstarling is running$/)
+  await stopNode(node)
+  expect(loaded()).not.toContain('express')
+  const again = await hookedNode(tempDir('stpk-'))
+  expect((await api(again.node, 'GET', '/brokers')).code).toBe(0)
+  await stopNode(again.node)
+  expect(again.loaded()).toContain('express')
+}, 30_000)
+
 it('a node joins a fresh idle node at the first try; both load libp2p, and both list the two running', async () => {
   const a = await hookedNode(tempDir('stpk-'), { STARLING_NODE__NAME: 'idle-a@127.0.0.1' })
   const b = await hookedNode(tempDir('stpk-'), { STARLING_NODE__NAME: 'idle-b@127.0.0.1' })
