@@ -100,7 +100,9 @@ export interface DataActionSpec<W, C> {
 /**
  * An action writing one row per run through a data resource. Its run resolves when the row
  * counts as success and rejects when it counts as failed (data-resource.ts); it runs off the
- * delivery path (rules/runtime.ts), so neither ever holds up a subscriber.
+ * delivery path (rules/runtime.ts), so neither ever holds up a subscriber. With the resource's
+ * local buffer it holds the QoS 1/2 publish that triggered it (`holdsPublish`) until then:
+ * a publisher's PUBACK means the row is on disk.
  */
 export function dataAction<W, C> (spec: DataActionSpec<W, C>): ActionDefinition {
   const what = `action ${spec.name}`
@@ -121,6 +123,8 @@ export function dataAction<W, C> (spec: DataActionSpec<W, C>): ActionDefinition 
       dataBatchSettings(params, what)
       spec.compile(params)
     },
+    // with the local buffer a run settles once the row is on disk: the publisher's PUBACK waits for it
+    holdsPublish: (_params, resource) => resource?.config.local_buffer === true,
     async run (selected, ctx) {
       const instance = await ctx.instance()
       if (!(instance instanceof DataResource)) throw new Error(`resource ${String(ctx.params.$resource)} is not running on this node`)
