@@ -46,13 +46,14 @@ const program = new Command('bench:integrations')
   .option('--warmup <s>', 'load before the window opens, seconds', '1')
   .option('--rounds <n>', 'runs per backend and mode, ceiling and rule alternating; the table shows medians', '3')
   .option('--rules <n>', 'rules running beside the plain subscribers', '100')
-  .option('--rules-rate <msg/s>', 'messages per second fed to those rules (all of them together)', '1000')
+  .option('--rules-rate <msg/s>', 'messages per second fed to those rules (all of them together; 0: none, the rules only listen)', '1000')
   .option('--backlog <n>', 'messages the rule\'s publisher keeps ahead of the action\'s outcomes (default max(2000, 64 x batch size))')
   .option('--no-subscribers', 'skip the plain-subscriber part')
+  .option('--no-throughput', 'skip the rule-versus-ceiling part (the subscriber part still starts Redis)')
   .option('--json <file>', 'also write every run and the summary as JSON')
   .parse(process.argv)
 
-const cli = program.opts<{ backlog?: string, backends: string, batchSize: string, duration: string, warmup: string, rounds: string, rules: string, rulesRate: string, subscribers: boolean, json?: string }>()
+const cli = program.opts<{ throughput: boolean, backlog?: string, backends: string, batchSize: string, duration: string, warmup: string, rounds: string, rules: string, rulesRate: string, subscribers: boolean, json?: string }>()
 const num = (name: string, value: string): number => {
   const n = Number(value)
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, not ${value}`)
@@ -63,7 +64,7 @@ const DURATION_MS = num('duration', cli.duration) * 1000
 const WARMUP_MS = num('warmup', cli.warmup) * 1000
 const ROUNDS = num('rounds', cli.rounds)
 const RULES = num('rules', cli.rules)
-const RULES_RATE = num('rules-rate', cli.rulesRate)
+const RULES_RATE = Number(cli.rulesRate) === 0 ? 0 : num('rules-rate', cli.rulesRate)
 const BACKLOG = cli.backlog === undefined ? undefined : num('backlog', cli.backlog)
 const names = cli.backends === 'all' ? Object.keys(BACKENDS) : cli.backends.split(',').map((s) => s.trim())
 for (const n of names) if (BACKENDS[n] === undefined) throw new Error(`unknown backend ${n}: ${Object.keys(BACKENDS).join(', ')}`)
@@ -230,8 +231,12 @@ async function throughRule (node: Node, backend: Backend, server: BackendServer,
   }
 }
 
+/** What one plain publisher-subscriber window measured: messages per second, and the node's CPU per message. */
+interface PlainRate { rate: number, nodeUsPerMsg: number }
+
 /** Messages per second one QoS 1 publisher (a window of 100) gets to one subscriber on `plain/#`. */
-async function plainRate (port: number): Promise<number> {
+async function plainRate (node: Node): Promise<PlainRate> {
+  const port = node.broker.port
   const sub = await connectMqtt(port, 'plain-sub')
   await sub.subscribeAsync('plain/#', { qos: 0 })
   let got = 0
@@ -247,8 +252,10 @@ async function plainRate (port: number): Promise<number> {
     await sleep(WARMUP_MS)
     const g0 = got
     const t0 = performance.now()
+    const cpu = cpuWindow(node.broker.pid, undefined)
     await sleep(DURATION_MS)
-    return (got - g0) / ((performance.now() - t0) / 1000)
+    const rate = (got - g0) / ((performance.now() - t0) / 1000)
+    return { rate, nodeUsPerMsg: cpu().node / 100 * 1e6 / rate }
   } finally {
     running = false
     await Promise.all(publishers)
@@ -258,7 +265,7 @@ async function plainRate (port: number): Promise<number> {
 }
 
 /** `count` rules on `data/<i>` writing into Redis, fed `rate` messages per second while `during` runs. */
-async function besideRules (node: Node, server: BackendServer, count: number, rate: number, during: () => Promise<number>): Promise<number> {
+async function besideRules<T> (node: Node, server: BackendServer, count: number, rate: number, during: () => Promise<T>): Promise<T> {
   const redis = BACKENDS.redis
   const resource = await node.api('POST', '/resources', { name: 'bench_rules', type: redis.type.name, config: server.config })
   const rules: string[] = []
@@ -273,7 +280,7 @@ async function besideRules (node: Node, server: BackendServer, count: number, ra
     const pub = await connectMqtt(node.broker.port, 'rules-pub')
     let seq = 0
     // every 10 ms, rate/100 messages, round robin over the rules' topics
-    const timer = setInterval(() => {
+    const timer = rate === 0 ? undefined : setInterval(() => {
       for (let i = 0; i < rate / 100; i++, seq++) pub.publish(`data/${seq % count}`, JSON.stringify({ seq, temp: 21.5 }), { qos: 0 })
     }, 10)
     try {
@@ -301,7 +308,7 @@ async function main (): Promise<void> {
   if (!cli.subscribers && runnable.length === 0) throw new Error('no backend can run here')
   const servers = new Map<string, BackendServer>()
   const results: ModeResult[] = []
-  let subscribers: { alone: number[], beside: number[] } | undefined
+  let subscribers: { alone: PlainRate[], beside: PlainRate[] } | undefined
   let node: Node | undefined
   try {
     for (const b of runnable) {
@@ -309,7 +316,7 @@ async function main (): Promise<void> {
       servers.set(b.name, await b.start())
     }
     node = await startNode(runnable)
-    for (const b of runnable) {
+    for (const b of cli.throughput ? runnable : []) {
       const server = servers.get(b.name)!
       for (const batching of [true, false]) {
         const r: ModeResult = { backend: b.name, batching, ceilings: [], rules: [], failed: 0, nodeUsPerRow: [] }
@@ -337,11 +344,11 @@ async function main (): Promise<void> {
     if (cli.subscribers && redisServer !== undefined) {
       subscribers = { alone: [], beside: [] }
       for (let round = 1; round <= ROUNDS; round++) {
-        const alone = await plainRate(node.broker.port)
-        const beside = await besideRules(node, redisServer, RULES, RULES_RATE, async () => await plainRate(node!.broker.port))
+        const alone = await plainRate(node)
+        const beside = await besideRules(node, redisServer, RULES, RULES_RATE, async () => await plainRate(node!))
         subscribers.alone.push(alone)
         subscribers.beside.push(beside)
-        process.stdout.write(`[subscribers ${round}/${ROUNDS}] alone ${alone.toFixed(0)} msg/s, beside ${RULES} rules fed ${RULES_RATE} msg/s: ${beside.toFixed(0)} msg/s (${(beside / alone).toFixed(2)}x)\n`)
+        process.stdout.write(`[subscribers ${round}/${ROUNDS}] alone ${alone.rate.toFixed(0)} msg/s (node ${alone.nodeUsPerMsg.toFixed(1)} µs/msg), beside ${RULES} rules fed ${RULES_RATE} msg/s: ${beside.rate.toFixed(0)} msg/s (${beside.nodeUsPerMsg.toFixed(1)} µs/msg): ${(beside.rate / alone.rate).toFixed(2)}x\n`)
       }
     } else if (cli.subscribers) {
       console.warn('skipping the plain-subscriber part: it needs Redis')
@@ -360,8 +367,11 @@ async function main (): Promise<void> {
   }
   process.stdout.write(table.toString() + '\n')
   if (subscribers !== undefined) {
-    const ratios = subscribers.beside.map((x, i) => x / subscribers!.alone[i])
-    process.stdout.write(`plain subscribers: alone ${range(subscribers.alone)} msg/s, beside ${RULES} rules (${RULES_RATE} msg/s into them) ${range(subscribers.beside)} msg/s: ${median(ratios).toFixed(2)}x\n`)
+    const { alone, beside } = subscribers
+    const ratios = beside.map((x, i) => x.rate / alone[i].rate)
+    const us = (xs: PlainRate[]): string => median(xs.map((x) => x.nodeUsPerMsg)).toFixed(1)
+    process.stdout.write(`plain subscribers: alone ${range(alone.map((x) => x.rate))} msg/s (node ${us(alone)} µs/msg), beside ${RULES} rules (${RULES_RATE} msg/s into them) ` +
+      `${range(beside.map((x) => x.rate))} msg/s (node ${us(beside)} µs/msg, the rules' work included): ${median(ratios).toFixed(2)}x\n`)
   }
   if (cli.json !== undefined) {
     writeFileSync(cli.json, JSON.stringify({ date: new Date().toISOString(), loadAverage: os.loadavg(), batchSize: BATCH_SIZE, durationMs: DURATION_MS, rounds: ROUNDS, results, subscribers, rules: RULES, rulesRate: RULES_RATE }, null, 2))
