@@ -14,12 +14,12 @@ import { BACKEND_MYSQL, DATA_TO_MYSQL, MYSQL_PLUGIN } from '../plugins/backend_m
 import { BACKEND_REDIS_SINGLE, DATA_TO_REDIS, REDIS_PLUGIN } from '../plugins/backend_redis/index.js'
 import { BACKEND_INFLUXDB_HTTP, DATA_TO_INFLUXDB, INFLUXDB_PLUGIN } from '../plugins/backend_influxdb/index.js'
 import { BRIDGE_RABBIT, DATA_TO_RABBIT, RABBIT_PLUGIN } from '../plugins/bridge_rabbit/index.js'
-import { startPostgres, postgresBinaries } from '../test/helpers/servers/postgres.js'
-import { startMariadb, mariadbBinaries } from '../test/helpers/servers/mariadb.js'
-import { startRedis, redisBinary } from '../test/helpers/servers/redis.js'
-import { startInfluxdb, influxdbBinary } from '../test/helpers/servers/influxdb.js'
-import { startRabbitmq, rabbitmqBinaries } from '../test/helpers/servers/rabbitmq.js'
-import { MissingServerError } from '../test/helpers/servers/system.js'
+import { startPostgres } from '../test/helpers/servers/postgres.js'
+import { startMariadb } from '../test/helpers/servers/mariadb.js'
+import { startRedis } from '../test/helpers/servers/redis.js'
+import { startInfluxdb } from '../test/helpers/servers/influxdb.js'
+import { startRabbitmq } from '../test/helpers/servers/rabbitmq.js'
+import { missingServer } from '../test/helpers/servers/missing.js'
 
 /** The rule's SQL: what every action gets of a message on `bench/...`. */
 export const BENCH_SQL = 'SELECT clientid, topic, payload.seq as seq, payload.temp as temp FROM "bench/#"'
@@ -58,16 +58,6 @@ export interface Backend {
   start: () => Promise<BackendServer>
 }
 
-function missingBinary (lookup: () => unknown): string | undefined {
-  try {
-    lookup()
-    return undefined
-  } catch (err) {
-    if (err instanceof MissingServerError) return err.message
-    throw err
-  }
-}
-
 /** The kit's definitions behind a plugin's exports (typed there as plain definitions). */
 function data (type: ResourceTypeDefinition, action: ActionDefinition): Pick<Backend, 'type' | 'action'> {
   return { type: type as DataResourceTypeDefinition, action: action as DataActionDefinition }
@@ -81,7 +71,7 @@ export const BACKENDS: Record<string, Backend> = {
     name: 'pgsql',
     plugin: PGSQL_PLUGIN,
     ...data(BACKEND_PGSQL, DATA_TO_PGSQL),
-    missing: () => missingBinary(postgresBinaries),
+    missing: () => missingServer('postgres'),
     start: async () => {
       const pg = await startPostgres()
       await pg.query('CREATE TABLE bench_rows (id serial PRIMARY KEY, clientid text, topic text, seq int, temp double precision)')
@@ -98,7 +88,7 @@ export const BACKENDS: Record<string, Backend> = {
     name: 'mysql',
     plugin: MYSQL_PLUGIN,
     ...data(BACKEND_MYSQL, DATA_TO_MYSQL),
-    missing: () => missingBinary(mariadbBinaries),
+    missing: () => missingServer('mariadb'),
     start: async () => {
       const db = await startMariadb()
       await db.query('CREATE TABLE bench_rows (id int AUTO_INCREMENT PRIMARY KEY, clientid varchar(64), topic varchar(255), seq int, temp double)')
@@ -115,7 +105,7 @@ export const BACKENDS: Record<string, Backend> = {
     name: 'redis',
     plugin: REDIS_PLUGIN,
     ...data(BACKEND_REDIS_SINGLE, DATA_TO_REDIS),
-    missing: () => missingBinary(redisBinary),
+    missing: () => missingServer('redis'),
     start: async () => {
       const redis = await startRedis()
       return {
@@ -131,7 +121,7 @@ export const BACKENDS: Record<string, Backend> = {
     name: 'influxdb',
     plugin: INFLUXDB_PLUGIN,
     ...data(BACKEND_INFLUXDB_HTTP, DATA_TO_INFLUXDB),
-    missing: () => missingBinary(influxdbBinary),
+    missing: () => missingServer('influxdb'),
     start: async () => {
       const influx = await startInfluxdb()
       return {
@@ -147,7 +137,7 @@ export const BACKENDS: Record<string, Backend> = {
     name: 'rabbitmq',
     plugin: RABBIT_PLUGIN,
     ...data(BRIDGE_RABBIT, DATA_TO_RABBIT),
-    missing: () => missingBinary(rabbitmqBinaries),
+    missing: () => missingServer('rabbitmq'),
     start: async () => {
       const rabbit = await startRabbitmq()
       // a queue takes what the exchange routes, as a consumer's would; purged between runs

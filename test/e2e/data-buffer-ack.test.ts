@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { jest } from '@jest/globals'
 import { envVarName } from '../../node/config/index.js'
 import { API_AUTH, closeClients, connect, startTestNode, type TestNode } from '../helpers/node.js'
-import { connectTo, killAllNodes, spawnNode, stopNode, tempDir, type NodeProcess } from '../helpers/process.js'
+import { connectTo, killAllNodes, publishUntilClosed, spawnNode, stopNode, tempDir, type NodeProcess } from '../helpers/process.js'
 import { describeWithServer, freePort, startRedis, type RedisServer } from '../helpers/servers/index.js'
 import { apiOf, type ApiCall } from './api-actions-client.js'
 import { until } from './data-actions-client.js'
@@ -64,27 +64,8 @@ describeWithServer('redis', 'data actions with the local buffer: the PUBACK mean
       await redis.stop()
       const pub = await connectTo(node.port('mqtt:tcp'), { reconnectPeriod: 0 })
       pub.on('error', () => {})
-      const acked: number[] = []
-      let sent = 0
       // 50 in flight until the node dies, SIGKILLed once 1,000 were acknowledged
-      await new Promise<void>((resolve) => {
-        let inflight = 0
-        let dead = false
-        pub.on('close', () => { dead = true; resolve() })
-        const next = (): void => {
-          while (!dead && inflight < 50) {
-            const n = sent++
-            inflight++
-            pub.publish('crash/a', String(n), { qos: 1 }, (err) => {
-              inflight--
-              if (err == null) acked.push(n)
-              if (acked.length >= 1000 && !dead) node!.kill('SIGKILL')
-              next()
-            })
-          }
-        }
-        next()
-      })
+      const { acked, sent } = await publishUntilClosed(pub, 'crash/a', 50, (_n, count) => { if (count >= 1000) node!.kill('SIGKILL') })
       await node.exited
       node = await spawnNode({ env, dataDir })
       await redis.restart()
