@@ -130,7 +130,11 @@ export async function createRuleEngine (components: RuleEngineComponents): Promi
     components: resourceComponents,
     queue,
     usedBy: (id) => rules.usingResource(id),
-    changed: (id, resource) => instances.sync(id, resource),
+    changed: (id, resource) => {
+      instances.sync(id, resource)
+      // an action's holdsPublish reads its resource's config
+      runtime.load(rules.all())
+    },
     instanceAlive: async (resource) => await instances.alive(resource)
   })
   const runtime = new RuleRuntime({ node: components, logger, registry, metrics, marks, resource: (id) => resources.find(id), instance: async (id) => await instances.get(id) })

@@ -17,6 +17,11 @@
  *    (EMQ X 4.4) with the same selected data. With the rule's `on_action_failed` `continue`
  *    (the default) the actions of one event all start at once; with `stop` each waits for the
  *    outcome of the one before it and none runs after one that failed.
+ *    An action that holds the publish (`holdsPublish`: a data action with its local buffer)
+ *    keeps a QoS 1/2 publisher's PUBACK/PUBREC back until its run settles
+ *    (node/mqtt/publish-hold.ts); subscribers have the message already, and other publishers
+ *    and QoS 0 never wait. Fallbacks do not hold; with `stop`, the holds of the actions that
+ *    will not run are released at the failure.
  *
  * Messages on `$SYS/` topics never trigger rules (EMQ X's `ignore_sys_message`, on by default).
  */
@@ -34,6 +39,7 @@ import type { ActionRegistry } from './registry.js'
 import type { ActionContext, ActionDefinition, Resource, ResourceInstance, Rule, RuleAction, RulePublish } from './types.js'
 import type { RuleEntry } from './rule-service.js'
 import { DeferredResult } from './funcs/errors.js'
+import type { PublishHold } from '../node/mqtt/publish-hold.js'
 
 /** A rule ready to run: its compiled SQL, its actions resolved, its counters. */
 interface Runnable {
@@ -45,6 +51,8 @@ interface Runnable {
   actions: BoundAction[]
   /** `on_action_failed` is `stop`: the actions run one after another, up to the first that fails. */
   stopOnFailure: boolean
+  /** How many of its actions hold the publish that triggered them (ActionDefinition.holdsPublish). */
+  holding: number
   lastError: number
   /** EMQ X 4's `metadata` column, made once per rule (never changed). */
   metadata: Readonly<{ rule_id: string }>
@@ -59,9 +67,12 @@ interface BoundAction {
   lastError: number
   /** Run when this action fails (empty: none). */
   fallbacks: BoundAction[]
+  /** Its run holds the triggering QoS 1/2 publish until it settles (a rule's own actions only, not fallbacks). */
+  holds: boolean
 }
 
-interface Job { rule: Runnable, selected: Record<string, unknown>, env: Columns, chain: readonly string[] | undefined }
+/** One match to act on; `hold`, taken once per holding action, is released as each settles. */
+interface Job { rule: Runnable, selected: Record<string, unknown>, env: Columns, chain: readonly string[] | undefined, hold: PublishHold | undefined }
 
 /**
  * The rules of one hook event. For message.publish, the EMQ X 4 rules whose FROM names topic
@@ -128,6 +139,8 @@ export class RuleRuntime {
   private entries: RuleEntry[] = []
   private queue: Job[] = []
   private scheduled = false
+  /** The QoS 1/2 message.publish event being dispatched: a holding rule's match holds it. */
+  private holdable: MessageEvent | undefined
 
   constructor (private readonly init: RuntimeInit) {}
 
@@ -192,6 +205,7 @@ export class RuleRuntime {
 
   private runnable (rule: Rule, compiled: CompiledSql, order: number): Runnable {
     const { metrics } = this.init
+    const actions = this.bind(rule.actions, true)
     return {
       id: rule.id,
       order,
@@ -199,19 +213,21 @@ export class RuleRuntime {
       counters: metrics.rule(rule.id),
       lastError: 0,
       metadata: Object.freeze({ rule_id: rule.id }),
-      actions: this.bind(rule.actions),
-      stopOnFailure: rule.on_action_failed === 'stop'
+      actions,
+      stopOnFailure: rule.on_action_failed === 'stop',
+      holding: actions.filter(a => a.holds).length
     }
   }
 
   /** The actions (and their fallbacks) whose definitions are known here; others are skipped. */
-  private bind (actions: readonly RuleAction[]): BoundAction[] {
+  private bind (actions: readonly RuleAction[], own: boolean): BoundAction[] {
     const { metrics, registry } = this.init
     return actions.flatMap(a => {
       const def = registry.findAction(a.name)
       if (def === undefined) return []
       const resourceId = typeof a.params.$resource === 'string' ? a.params.$resource : undefined
-      return [{ id: a.id, def, params: a.params, resourceId, counters: metrics.action(a.id), lastError: 0, fallbacks: this.bind(a.fallbacks ?? []) }]
+      const holds = own && def.holdsPublish?.(a.params, resourceId === undefined ? undefined : this.init.resource(resourceId)) === true
+      return [{ id: a.id, def, params: a.params, resourceId, counters: metrics.action(a.id), lastError: 0, fallbacks: this.bind(a.fallbacks ?? [], false), holds }]
     })
   }
 
@@ -228,7 +244,16 @@ export class RuleRuntime {
     const run = rules.forTopic(m.topic)
     if (run.length === 0) return
     const chain = hook === 'message.acked' ? this.init.marks.chainOfAcked(m.topic, m.payload) : this.init.marks.chainOf(m.payload)
+    if (hook !== 'message.publish' || m.qos === 0) return this.run(run, hook, event, chain)
+    const outer = this.holdable
+    this.holdable = m
     this.run(run, hook, event, chain)
+    this.holdable = outer
+  }
+
+  /** Holds the publish being dispatched for a rule with holding actions (one take, the evaluation's). */
+  private holdFor (rule: Runnable): PublishHold | undefined {
+    return rule.holding > 0 && this.holdable !== undefined ? this.init.node.broker.core.holdPublish(this.holdable) : undefined
   }
 
   /** Runs `rules` on one event; the columns are built once per dialect, when a rule of it runs. */
@@ -251,27 +276,36 @@ export class RuleRuntime {
     }
   }
 
-  private evaluate (rule: Runnable, columns: Columns, chain: readonly string[] | undefined, payloads: PayloadCache, deferrals = 0): void {
+  /**
+   * Evaluates `rule` on one event and queues its actions. `held`: the hold a deferred
+   * evaluation carries (one take, released here).
+   */
+  private evaluate (rule: Runnable, columns: Columns, chain: readonly string[] | undefined, payloads: PayloadCache, deferrals = 0, held?: PublishHold): void {
     let outputs: Array<Record<string, unknown>>
     try {
       const outcome = rule.compiled.evaluate(columns, payloads)
       if (!outcome.matched) {
         // a failure (non-JSON payload read as JSON, a conversion that failed ...) is no match
         if (outcome.failure !== null) this.ruleFailed(rule, outcome.failure.phase, outcome.failure.message, 'debug')
+        held?.release()
         return
       }
       outputs = outcome.outputs
     } catch (err) {
-      if (err instanceof DeferredResult) return this.defer(rule, columns, chain, payloads, err, deferrals)
+      if (err instanceof DeferredResult) return this.defer(rule, columns, chain, payloads, err, deferrals, held ?? this.holdFor(rule))
       this.ruleFailed(rule, 'internal_error', (err as Error)?.message ?? String(err), 'warn')
+      held?.release()
       return
     }
     rule.counters.matched++
-    if (rule.actions.length === 0) return
+    if (rule.actions.length === 0) { held?.release(); return }
+    const hold = held ?? this.holdFor(rule)
     for (const out of outputs) {
       // a `SELECT *` may hand back the shared columns: copy them before the next rule runs
-      this.queue.push({ rule, selected: out === columns ? { ...columns } : out, env: columns, chain })
+      this.queue.push({ rule, selected: out === columns ? { ...columns } : out, env: columns, chain, hold })
+      if (hold !== undefined) for (let i = 0; i < rule.holding; i++) hold.take()
     }
+    hold?.release()
     if (!this.scheduled) {
       this.scheduled = true
       setImmediate(() => this.drain())
@@ -283,16 +317,17 @@ export class RuleRuntime {
    * event once it is in, off the delivery path. A statement may wait a few times (one per
    * such call it makes); more is a failure.
    */
-  private defer (rule: Runnable, columns: Columns, chain: readonly string[] | undefined, payloads: PayloadCache, deferred: DeferredResult, deferrals: number): void {
+  private defer (rule: Runnable, columns: Columns, chain: readonly string[] | undefined, payloads: PayloadCache, deferred: DeferredResult, deferrals: number, hold: PublishHold | undefined): void {
     if (deferrals >= MAX_DEFERRALS) {
       this.ruleFailed(rule, 'select_and_transform_error', `${deferred.fn}: more than ${MAX_DEFERRALS} calls waiting for an answer in one statement`, 'warn')
+      hold?.release()
       return
     }
     const again = (): void => {
-      if (!this.running) return
+      if (!this.running) { hold?.release(); return }
       // the columns are shared by the event's rules: give them this rule's metadata back
       if (rule.compiled.dialect !== 'spec') columns.metadata = rule.metadata
-      this.evaluate(rule, columns, chain, payloads, deferrals + 1)
+      this.evaluate(rule, columns, chain, payloads, deferrals + 1, hold)
     }
     deferred.ready.then(again, again)
   }
@@ -322,7 +357,11 @@ export class RuleRuntime {
   private runInOrder (job: Job, i: number): void {
     const actions = job.rule.actions
     if (i >= actions.length) return
-    this.runAction(job, actions[i], (ok) => { if (ok) this.runInOrder(job, i + 1) })
+    this.runAction(job, actions[i], (ok) => {
+      if (ok) { this.runInOrder(job, i + 1); return }
+      // the actions after a failure do not run: the holds taken for them are given back
+      for (let j = i + 1; j < actions.length; j++) if (actions[j].holds) job.hold?.release()
+    })
   }
 
   /**
@@ -332,7 +371,10 @@ export class RuleRuntime {
   private runAction (job: Job, action: BoundAction, settled: ((ok: boolean) => void) | undefined): void {
     const { logger } = this.init
     action.counters.taken++
+    // a holding action's publish goes on once the run settled, whichever way
+    const release = action.holds ? job.hold?.release : undefined
     const fail = (err: unknown): void => {
+      release?.()
       action.counters.failed++
       if (Date.now() - action.lastError > LOG_EVERY_MS) {
         action.lastError = Date.now()
@@ -366,9 +408,10 @@ export class RuleRuntime {
       return
     }
     if (result instanceof Promise) {
-      result.then(() => { action.counters.success++; settled?.(true) }, fail)
+      result.then(() => { action.counters.success++; release?.(); settled?.(true) }, fail)
     } else {
       action.counters.success++
+      release?.()
       settled?.(true)
     }
   }

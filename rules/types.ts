@@ -106,6 +106,13 @@ export interface ActionDefinition {
    * filled (a template that does not compile); throws a catalogue error (108) to refuse the rule.
    */
   check?: (params: Record<string, unknown>) => void
+  /**
+   * Whether a run with these params and this bound resource holds the QoS 1/2 publish that
+   * triggered it (message.publish rules): the publisher's PUBACK/PUBREC then waits until the
+   * run settles (a data action with its local buffer: the row is on disk). Asked when rules or
+   * resources change, never per message; absent: never held.
+   */
+  holdsPublish?: (params: Record<string, unknown>, resource: Resource | undefined) => boolean
   run: (selected: Record<string, unknown>, ctx: ActionContext) => Promise<void> | void
 }
 

@@ -18,6 +18,7 @@ import { installWillPublish } from './will.js'
 import { assignClientId } from './client-id.js'
 import { attachClientEvents, messageEvent } from './broker-events.js'
 import type { MessageEvent } from '../hooks.js'
+import { PublishHold } from './publish-hold.js'
 import { combineTaps, type PacketTap } from '../sys/packet-tap.js'
 import { countDropReason } from '../sys/drop-metrics.js'
 import type { BrokerSettings } from './settings.js'
@@ -72,7 +73,7 @@ export class Broker {
 
   private constructor (private readonly settings: BrokerSettings, private readonly c: BrokerComponents, aedes: any, router: MessageRouter) {
     this.aedes = aedes
-    this.aedesCore = new AedesCore(aedes, c.persistence, wireOf, router)
+    this.aedesCore = new AedesCore(aedes, c.persistence, wireOf, router, (event) => this.holdPublish(event))
     this.router = router
     this.violations = new ViolationCloser(aedes)
     this.zones = new ZoneTable(settings)
@@ -88,7 +89,7 @@ export class Broker {
     const self: { broker?: Broker } = {}
     const router = new MessageRouter(settings.sharedStrategy, `$SYS/${aedesId}/`, {
       onNoSubscribers: (packet) => self.broker!.dropped(packet, 'no_subscribers'),
-      onPublish: (packet) => { self.broker!.routed(packet) }
+      onPublish: (packet) => self.broker!.routed(packet)
     })
     const aedes: any = new Aedes({
       id: aedesId,
@@ -191,17 +192,50 @@ export class Broker {
 
   private readonly taps: Array<{ prefix: string, fn: (event: MessageEvent) => void }> = []
 
-  /** A client-visible message published on this node, as the router routes it: its `message.publish` event. */
-  private routed (packet: any): void {
+  /** The QoS 1/2 `message.publish` event being dispatched on the hooks bus, and the hold taken on it (see {@link holdPublish}). */
+  private dispatching: MessageEvent | null = null
+  private dispatchHold: PublishHold | undefined = undefined
+
+  /**
+   * A client-visible message published on this node, as the router routes it: its
+   * `message.publish` event. Returns the hold a listener took on it (publish-hold.ts), if any.
+   */
+  private routed (packet: any): PublishHold | undefined {
     // the copy aedes routes (it has brokerCounter, so every event of this message shares an id)
     const taps = this.taps
     const node = this.settings.nodeName
     for (let i = 0; i < taps.length; i++) {
       if (packet.topic.startsWith(taps[i].prefix)) taps[i].fn(messageEvent('message.publish', node, packet, this.aedes.clients[packet.clientId] ?? null))
     }
-    if (this.c.hooks.has('message.publish')) {
-      this.c.hooks.emit('message.publish', messageEvent('message.publish', node, packet, this.aedes.clients[packet.clientId] ?? null))
+    if (!this.c.hooks.has('message.publish')) return undefined
+    const event = messageEvent('message.publish', node, packet, this.aedes.clients[packet.clientId] ?? null)
+    if (packet.qos === 0) {
+      this.c.hooks.emit('message.publish', event)
+      return undefined
     }
+    // a listener may publish while it runs (synchronously): the outer event is restored after
+    const outer = this.dispatching
+    const outerHold = this.dispatchHold
+    this.dispatching = event
+    this.dispatchHold = undefined
+    this.c.hooks.emit('message.publish', event)
+    const hold = this.dispatchHold
+    this.dispatching = outer
+    this.dispatchHold = outerHold
+    return hold
+  }
+
+  /**
+   * Holds the publish of the message whose `message.publish` event is `event` (its PUBACK or
+   * PUBREC, and the publisher's next packets) until the returned hold's `release`. Only while
+   * that QoS 1/2 event is being dispatched (a hooks-bus listener, synchronously); otherwise
+   * undefined, and nothing is held.
+   */
+  holdPublish (event: MessageEvent): PublishHold | undefined {
+    if (event !== this.dispatching) return undefined
+    const hold = this.dispatchHold ??= new PublishHold()
+    hold.take()
+    return hold
   }
 
   /**

@@ -15,6 +15,8 @@ import type { PersistentSessionInfo, StoredPacket } from './persistence.js'
 import type { Wire } from './wire.js'
 import type { MessageRouter } from './router.js'
 import type { Signal } from '../signal.js'
+import type { MessageEvent } from '../hooks.js'
+import type { PublishHold } from './publish-hold.js'
 
 /** Options of one subscription, as the core keeps them (MQTT 5 §3.8.3.1). */
 export interface SubscriptionOptions {
@@ -150,6 +152,13 @@ export interface MqttCore {
    * Returns the function that removes the sink. The handler must not modify the message.
    */
   sink (filter: string, handler: (message: Readonly<PublishMessage>, done: (err?: Error | null) => void) => void): () => void
+  /**
+   * Holds the publish of the QoS 1/2 message whose `message.publish` event `event` is (its
+   * PUBACK/PUBREC) until the returned hold's `release`; a listener asks while the event is
+   * being dispatched (synchronously), as a sink's `done` would, without a route. Undefined for
+   * any other event (QoS 0, a message from another node, after the dispatch): nothing is held.
+   */
+  holdPublish (event: MessageEvent): PublishHold | undefined
 }
 
 /** The part of an aedes 2.0.0-beta.1 client the core reads: nothing outside this file does. */
@@ -220,7 +229,9 @@ export class AedesCore implements MqttCore {
   private readonly views = new WeakMap<AedesClient, ClientView>()
 
   constructor (private readonly aedes: AedesInstance, private readonly persistence: CorePersistence, private readonly wireOf: (client: unknown) => Wire | undefined,
-    private readonly router: Pick<MessageRouter, 'on' | 'removeListener'>) {}
+    private readonly router: Pick<MessageRouter, 'on' | 'removeListener'>, private readonly hold: (event: MessageEvent) => PublishHold | undefined) {}
+
+  holdPublish (event: MessageEvent): PublishHold | undefined { return this.hold(event) }
 
   get id (): string { return this.aedes.id }
 

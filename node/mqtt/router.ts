@@ -1,5 +1,6 @@
 import { parseShared } from './topic.js'
 import { Signal } from '../signal.js'
+import type { PublishHold } from './publish-hold.js'
 
 /** A delivery function as aedes registers it: deliver `packet`, then call `done`. */
 export type Listener = (packet: any, done: (err?: Error | null) => void) => void
@@ -32,8 +33,12 @@ export interface Forwarder {
 
 /** What the broker is told by the router, for every client-visible message (given at construction). */
 export interface RouterHooks {
-  /** A message published on this node, before delivery (hooks bus, rule engine taps). */
-  onPublish?: (packet: any) => void
+  /**
+   * A message published on this node, before delivery (hooks bus, rule engine taps). It
+   * returns a hold when a listener holds the publish (publish-hold.ts): the emit then
+   * completes only once the hold is released.
+   */
+  onPublish?: (packet: any) => PublishHold | undefined
   /** A message that matched no subscriber here, was queued for no session and went to no other node. */
   onNoSubscribers?: (packet: any) => void
 }
@@ -231,9 +236,10 @@ export class MessageRouter {
     let assigned: Set<string> | undefined
     const forwarder = this.forwarder
     let forwarded = false
+    let hold: PublishHold | undefined
     if (!internal) {
       if (packet.brokerId === this.localBrokerId) {
-        this.hooks.onPublish?.(packet)
+        hold = this.hooks.onPublish?.(packet)
         if (forwarder !== null) { assigned = forwarder.forward(packet); forwarded = true }
       } else {
         assigned = forwarder?.peerGroups(packet) ?? NO_GROUPS
@@ -243,12 +249,13 @@ export class MessageRouter {
       if (offline !== null && offline.size > 0) queued = offline.enqueue(packet) || (packet.qos > 0 && offline.wasQueued(packet))
       if (matched.length === 0 && !queued && !(forwarded && forwarder!.sentAway(packet))) this.hooks.onNoSubscribers?.(packet)
     }
-    if (matched.length === 0) {
+    if (matched.length === 0 && hold === undefined) {
       if (!forwarded || !forwarder!.pressure(callback)) callback()
       return this
     }
     const state = new EmitState(callback)
     if (forwarded && forwarder!.pressure(state.done)) state.pending++
+    if (hold !== undefined) { state.pending++; hold.wait(state.done) }
     for (let i = 0; i < matched.length; i++) {
       const entry = matched[i]
       if (internal !== this.internalFilters.has(entry.filter)) continue

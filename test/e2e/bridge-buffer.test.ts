@@ -18,7 +18,7 @@ import type { MqttClient } from 'mqtt'
 import { closeClients, connect, waitFor } from '../helpers/node.js'
 import { startPluginNode, type PluginNode } from '../node/plugins/harness.js'
 import { startMosquitto, type MosquittoServer } from '../helpers/servers/mosquitto.js'
-import { connectTo, killAllNodes, spawnNode, stopNode, tempDir, type NodeProcess } from '../helpers/process.js'
+import { connectTo, killAllNodes, publishUntilClosed, spawnNode, stopNode, tempDir, type NodeProcess } from '../helpers/process.js'
 import { envVarName } from '../../node/config/index.js'
 import type { BridgeInfo } from '../../plugins/bridge_mqtt/types.js'
 
@@ -155,30 +155,15 @@ describe('bridge buffer', () => {
       clients.push(sub.client)
       const pub = await connectTo(node.port('mqtt:tcp'), { reconnectPeriod: 0 })
       pub.on('error', () => {})
-      const acked = new Set<number>()
-      let sent = 0
       let remoteStopped: Promise<void> | undefined
       // publish with 50 in flight until the node dies: the remote goes away after 1,000
       // acknowledged messages, the node is SIGKILLed after 3,000 (the buffer then holds ~2,000)
-      await new Promise<void>((resolve) => {
-        let inflight = 0
-        let dead = false
-        pub.on('close', () => { dead = true; resolve() })
-        const next = (): void => {
-          while (!dead && inflight < 50) {
-            const n = sent++
-            inflight++
-            pub.publish('crash/a', String(n), { qos: 1 }, (err) => {
-              inflight--
-              if (err == null) acked.add(n)
-              if (acked.size >= 1000 && remoteStopped === undefined) remoteStopped = mosquitto.stop()
-              if (acked.size >= 3000 && !dead) node!.kill('SIGKILL')
-              next()
-            })
-          }
-        }
-        next()
+      const published = await publishUntilClosed(pub, 'crash/a', 50, (_n, count) => {
+        if (count >= 1000 && remoteStopped === undefined) remoteStopped = mosquitto.stop()
+        if (count >= 3000) node!.kill('SIGKILL')
       })
+      const acked = new Set(published.acked)
+      const sent = published.sent
       await node.exited
       await remoteStopped
       expect(acked.size).toBeGreaterThanOrEqual(3000)

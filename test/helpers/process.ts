@@ -269,6 +269,35 @@ export async function connectTo (port: number, opts: IClientOptions = {}, before
   return client
 }
 
+/**
+ * Publishes `<n>` (0, 1, 2 ...) on `topic` at QoS 1 with `inflight` unacknowledged, until the
+ * connection closes (the node was killed under it); resolves with the numbers acknowledged
+ * (PUBACK), in the order their PUBACKs came. `onAck` sees each, with the count so far (kill the
+ * node there). Crash tests of "nothing acknowledged is lost" use it.
+ */
+export async function publishUntilClosed (pub: MqttClient, topic: string, inflight: number, onAck: (n: number, acked: number) => void): Promise<{ acked: number[], sent: number }> {
+  const acked: number[] = []
+  let sent = 0
+  await new Promise<void>((resolve) => {
+    let open = 0
+    let closed = false
+    pub.on('close', () => { closed = true; resolve() })
+    const next = (): void => {
+      while (!closed && open < inflight) {
+        const n = sent++
+        open++
+        pub.publish(topic, String(n), { qos: 1 }, (err) => {
+          open--
+          if (err == null) { acked.push(n); onAck(n, acked.length) }
+          next()
+        })
+      }
+    }
+    next()
+  })
+  return { acked, sent }
+}
+
 /** Ends every client opened by {@link connectTo}, forcefully. For `afterEach`. */
 export async function closeProcessClients (): Promise<void> {
   await Promise.all([...clients].map(c => new Promise<void>(resolve => c.end(true, {}, () => resolve()))))

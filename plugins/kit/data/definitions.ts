@@ -34,8 +34,21 @@ function sharedParams (without: readonly string[]): ParamSpecs {
   return Object.fromEntries(Object.entries(DATA_RESOURCE_PARAMS).filter(([key]) => !without.includes(key)))
 }
 
+/**
+ * A data resource type: a {@link ResourceTypeDefinition} that also builds its backend's bare
+ * client (the kit's buffer and batching left out), for the ceiling of bench/integrations.ts.
+ */
+export interface DataResourceTypeDefinition<W = unknown> extends ResourceTypeDefinition {
+  dataClient: (config: Record<string, unknown>, components: ResourceComponents) => Promise<DataClient<W>>
+}
+
+/** A data action: an {@link ActionDefinition} that also gives the row of its params and a selection (bench/integrations.ts). */
+export interface DataActionDefinition<W = unknown> extends ActionDefinition {
+  rowOf: (params: Record<string, unknown>) => (selected: Record<string, unknown>) => W
+}
+
 /** A resource type whose resources run a {@link DataResource} on each node. */
-export function dataResourceType<W> (spec: DataResourceTypeSpec<W>): ResourceTypeDefinition {
+export function dataResourceType<W> (spec: DataResourceTypeSpec<W>): DataResourceTypeDefinition<W> {
   const what = `resource type ${spec.name} config`
   const shared = sharedParams(spec.without ?? [])
   const settingsOf = (config: Record<string, unknown>): DataResourceSettings => {
@@ -49,6 +62,7 @@ export function dataResourceType<W> (spec: DataResourceTypeSpec<W>): ResourceTyp
     title: spec.title,
     description: spec.description,
     params: { ...spec.params, ...shared },
+    dataClient: spec.client,
     checkConfig (config) {
       settingsOf(config)
       spec.checkConfig?.(config)
@@ -105,15 +119,21 @@ export interface DataActionSpec<W, C> {
 /**
  * An action writing one row per run through a data resource. Its run resolves when the row
  * counts as success and rejects when it counts as failed (data-resource.ts); it runs off the
- * delivery path (rules/runtime.ts), so neither ever holds up a subscriber.
+ * delivery path (rules/runtime.ts), so neither ever holds up a subscriber. With the resource's
+ * local buffer it holds the QoS 1/2 publish that triggered it (`holdsPublish`) until then:
+ * a publisher's PUBACK means the row is on disk.
  */
-export function dataAction<W, C> (spec: DataActionSpec<W, C>): ActionDefinition {
+export function dataAction<W, C> (spec: DataActionSpec<W, C>): DataActionDefinition<W> {
   const what = `action ${spec.name}`
   const without: readonly string[] = spec.without ?? []
   const shared = Object.fromEntries(Object.entries(DATA_BATCH_PARAMS).filter(([key]) => !without.includes(key)))
   const defaults = Object.fromEntries(without.map((key) => [key, DATA_BATCH_PARAMS[key].default]))
   const batchOf = (params: Record<string, unknown>): DataBatchSettings => dataBatchSettings({ ...params, ...defaults }, what)
   return {
+    rowOf: (params) => {
+      const compiled = spec.compile(params)
+      return (selected) => spec.row(compiled, selected)
+    },
     name: spec.name,
     aliases: spec.types.map((t) => `${t}:${spec.name}`),
     app: spec.app,
@@ -130,6 +150,8 @@ export function dataAction<W, C> (spec: DataActionSpec<W, C>): ActionDefinition 
       batchOf(params)
       spec.compile(params)
     },
+    // with the local buffer a run settles once the row is on disk: the publisher's PUBACK waits for it
+    holdsPublish: (_params, resource) => resource?.config.local_buffer === true,
     async run (selected, ctx) {
       const instance = await ctx.instance()
       if (!(instance instanceof DataResource)) throw new Error(`resource ${String(ctx.params.$resource)} is not running on this node`)

@@ -5,7 +5,7 @@
  * retries with back-off, the health check and the metrics' outcome.
  */
 export { WriteRefused, pingHealth, type DataClient } from './client.js'
-export { dataAction, dataResourceType, type DataActionSpec, type DataResourceTypeSpec } from './definitions.js'
+export { dataAction, dataResourceType, type DataActionDefinition, type DataActionSpec, type DataResourceTypeDefinition, type DataResourceTypeSpec } from './definitions.js'
 export { DataResource, bufferDirOf, type BufferEntry } from './data-resource.js'
 export { DATA_BATCH_PARAMS, DATA_RESOURCE_PARAMS, dataBatchSettings, dataResourceSettings, type DataBatchSettings, type DataResourceSettings, type InsertMode } from './params.js'
 export { checkSqlServer, sqlActionParts, sqlDataClient, sqlPoolOptionsOf, sqlResourceParams, sqlValue, type SqlClientSpec, type SqlValue, type SqlWrite } from './sql.js'

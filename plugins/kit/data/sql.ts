@@ -85,6 +85,22 @@ export interface SqlClientSpec {
   transient: (err: unknown) => boolean
 }
 
+/**
+ * Consecutive writes of one statement text as one write, their rows in order (new objects: the
+ * buffer's entries are not changed). A buffer send of single-row entries (batching off, or
+ * several actions' batches) then becomes one multi-row INSERT instead of a statement per row;
+ * the send was all or none already (one transaction), so nothing else changes.
+ */
+function coalesce (writes: readonly SqlWrite[]): SqlWrite[] {
+  const out: SqlWrite[] = []
+  for (const w of writes) {
+    const last = out[out.length - 1]
+    if (last !== undefined && last.text === w.text) last.rows.push(...w.rows)
+    else out.push({ text: w.text, rows: [...w.rows] })
+  }
+  return out
+}
+
 /** A {@link DataClient} writing {@link SqlWrite}s through `pool`. */
 export function sqlDataClient (pool: SqlPool, spec: SqlClientSpec): DataClient<SqlWrite> {
   const forms = new Map<string, MultiRowForm | null>()
@@ -109,7 +125,7 @@ export function sqlDataClient (pool: SqlPool, spec: SqlClientSpec): DataClient<S
     connect: async () => { await pool.query('SELECT 1', []) },
     alive: async () => await pool.probe(),
     async write (writes) {
-      const all = writes.flatMap(statements)
+      const all = coalesce(writes).flatMap(statements)
       try {
         if (all.length === 1) await pool.query(all[0].text, all[0].values)
         else await pool.transaction(all)

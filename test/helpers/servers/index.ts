@@ -13,15 +13,7 @@
  * })
  * ```
  */
-import { clickhouseBinary } from './clickhouse.js'
-import { dynaliteCli } from './dynamodb.js'
-import { influxdbBinary } from './influxdb.js'
-import { ldapBinaries } from './ldap.js'
-import { mariadbBinaries } from './mariadb.js'
-import { postgresBinaries } from './postgres.js'
-import { rabbitmqBinaries } from './rabbitmq.js'
-import { redisBinary } from './redis.js'
-import { MissingServerError } from './system.js'
+import { missingServer, type ServerKind } from './missing.js'
 
 export { spawnServer, startTimeoutMs, SERVER_HOST, type ServerContext, type ServerDefinition, type ServerProcess } from './core.js'
 export { startPostgres, postgresBinaries, type PostgresOptions, type PostgresServer } from './postgres.js'
@@ -36,34 +28,7 @@ export { startClickhouse, clickhouseBinary, type ClickhouseOptions, type Clickho
 export { startDynamodb, dynaliteCli, type DynamodbOptions, type DynamodbServer } from './dynamodb.js'
 export { MissingServerError, descendants, findBinary, freePort, pidAlive, runCommand } from './system.js'
 
-/** The servers the harness starts. */
-export type ServerKind = 'postgres' | 'mariadb' | 'redis' | 'ldap' | 'influxdb' | 'rabbitmq' | 'clickhouse' | 'dynamodb'
-
-const BINARIES: Record<ServerKind, () => unknown> = {
-  postgres: postgresBinaries,
-  mariadb: mariadbBinaries,
-  redis: redisBinary,
-  ldap: ldapBinaries,
-  influxdb: influxdbBinary,
-  rabbitmq: rabbitmqBinaries,
-  clickhouse: clickhouseBinary,
-  // an npm devDependency: missing, it is a broken `npm install`, not a reason to skip
-  dynamodb: dynaliteCli
-}
-
-/**
- * Why `kind` cannot be started here (a sentence naming the Debian package to install), or
- * undefined when its programs are installed.
- */
-export function missingServer (kind: ServerKind): string | undefined {
-  try {
-    BINARIES[kind]()
-    return undefined
-  } catch (err) {
-    if (err instanceof MissingServerError) return err.message
-    throw err
-  }
-}
+export { missingServer, type ServerKind }
 
 /** True when `kind`'s programs are installed. */
 export function available (kind: ServerKind): boolean {

@@ -3,7 +3,8 @@
  * value still a bound parameter), which statements keep one statement per row, the `sql`
  * param compiled (and refused) as an action's check does, and selected values as parameters.
  */
-import { multiRowForm, multiRowText, sqlActionParts, sqlValue } from '../../../plugins/kit/data/index.js'
+import { multiRowForm, multiRowText, sqlActionParts, sqlDataClient, sqlValue } from '../../../plugins/kit/data/index.js'
+import type { SqlPool } from '../../../plugins/kit/pools/sql-pool.js'
 import { ApiError } from '../../../node/errors.js'
 
 const pg = sqlActionParts('postgresql', 'PostgreSQL', (b) => b ? 'true' : 'false')
@@ -59,5 +60,34 @@ describe('the sql param', () => {
     expect(sqlValue(Buffer.from('hi'), String)).toBe('hi')
     expect(sqlValue(Number.NaN, String)).toBeNull()
     expect(sqlValue(true, (b) => b ? 1 : 0)).toBe(1)
+  })
+})
+
+describe('the SQL client', () => {
+  /** A pool that records what it is asked. */
+  function recordingPool (): { pool: SqlPool, calls: Array<{ kind: 'query' | 'transaction', queries: Array<{ text: string, values: ReadonlyArray<unknown> }> }> } {
+    const calls: Array<{ kind: 'query' | 'transaction', queries: Array<{ text: string, values: ReadonlyArray<unknown> }> }> = []
+    const pool = {
+      query: async (text: string, values: ReadonlyArray<unknown>) => { calls.push({ kind: 'query', queries: [{ text, values }] }); return [] },
+      transaction: async (queries: Array<{ text: string, values: ReadonlyArray<unknown> }>) => { calls.push({ kind: 'transaction', queries: [...queries] }) },
+      probe: async () => true,
+      close: async () => {}
+    } as unknown as SqlPool
+    return { pool, calls }
+  }
+
+  it('writes a send of single-row entries of one statement as one multi-row INSERT, and others in one transaction', async () => {
+    const { pool, calls } = recordingPool()
+    const client = sqlDataClient(pool, { dialect: 'postgresql', address: 'pgsql test', transient: () => false })
+    const insert = 'INSERT INTO t (a, b) VALUES ($1, $2)'
+    const entries = [{ text: insert, rows: [['x', 1]] }, { text: insert, rows: [['y', 2], ['z', 3]] }]
+    await client.write(entries)
+    expect(calls).toEqual([{ kind: 'query', queries: [{ text: 'INSERT INTO t (a, b) VALUES ($1, $2), ($3, $4), ($5, $6)', values: ['x', 1, 'y', 2, 'z', 3] }] }])
+    // the buffer's entries are left as they were
+    expect(entries[0].rows).toEqual([['x', 1]])
+    calls.length = 0
+    const update = 'UPDATE t SET b = $2 WHERE a = $1'
+    await client.write([{ text: insert, rows: [['x', 1]] }, { text: update, rows: [['x', 2]] }, { text: insert, rows: [['y', 3]] }])
+    expect(calls).toEqual([{ kind: 'transaction', queries: [{ text: insert, values: ['x', 1] }, { text: update, values: ['x', 2] }, { text: insert, values: ['y', 3] }] }])
   })
 })

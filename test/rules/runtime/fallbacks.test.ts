@@ -12,6 +12,7 @@ import { EngineMetrics } from '../../../rules/metrics.js'
 import { RepublishMarks } from '../../../rules/republish-marks.js'
 import { everyAction } from '../../../rules/rule-service.js'
 import { RuleRuntime } from '../../../rules/runtime.js'
+import { PublishHold } from '../../../node/mqtt/publish-hold.js'
 import { compileSql } from '../../../rules/sql/index.js'
 import type { ActionDefinition, OnActionFailed, RuleAction } from '../../../rules/types.js'
 
@@ -26,6 +27,9 @@ function testAction (name: string, run: ActionDefinition['run']): ActionDefiniti
 
 const ACTIONS = [
   testAction('ok', (_s, ctx) => { ran.push(ctx.actionId) }),
+  // as a data action with its local buffer: its run holds the QoS 1/2 publisher's PUBACK
+  { ...testAction('holds-throws', (_s, ctx) => { ran.push(ctx.actionId); throw new Error('no') }), holdsPublish: () => true },
+  { ...testAction('holds-ok', (_s, ctx) => { ran.push(ctx.actionId) }), holdsPublish: () => true },
   testAction('throws', (_s, ctx) => { ran.push(ctx.actionId); throw new Error('no') }),
   testAction('rejects', async (_s, ctx) => {
     ran.push(ctx.actionId)
@@ -36,10 +40,12 @@ const ACTIONS = [
 const act = (id: string, name: string, fallbacks?: RuleAction[]): RuleAction => ({ id, name, params: {}, ...(fallbacks !== undefined ? { fallbacks } : {}) })
 
 /** A started runtime with one rule on `t/#`; publish() sends one message. */
-function start (actions: RuleAction[], onFailed?: OnActionFailed): { metrics: EngineMetrics, publish: () => void, settle: () => Promise<void> } {
+function start (actions: RuleAction[], onFailed?: OnActionFailed, qos: 0 | 1 = 0): { metrics: EngineMetrics, publish: () => void, settle: () => Promise<void>, holds: PublishHold[] } {
   const logger = pino({ level: 'silent' })
   const hooks = new HooksBus(logger)
-  const node = { name: 'n1@127.0.0.1', logger, hooks, broker: { core: { publish: async () => {} } } } as unknown as StarlingNode
+  const holds: PublishHold[] = []
+  const holdPublish = (): PublishHold => { const hold = new PublishHold(); holds.push(hold); return hold }
+  const node = { name: 'n1@127.0.0.1', logger, hooks, broker: { core: { publish: async () => {}, holdPublish } } } as unknown as StarlingNode
   const registry = createBuiltInRegistry()
   for (const a of ACTIONS) registry.registerAction(a)
   const metrics = new EngineMetrics()
@@ -49,8 +55,9 @@ function start (actions: RuleAction[], onFailed?: OnActionFailed): { metrics: En
   runtime.start()
   return {
     metrics,
-    publish: () => hooks.emit('message.publish', messageEvent('message.publish', 'n1@127.0.0.1', { topic: 't/1', payload: Buffer.from('{}'), qos: 0 }, null)),
-    settle: async () => { for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve)) }
+    publish: () => hooks.emit('message.publish', messageEvent('message.publish', 'n1@127.0.0.1', { topic: 't/1', payload: Buffer.from('{}'), qos }, null)),
+    settle: async () => { for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve)) },
+    holds
   }
 }
 
@@ -110,5 +117,26 @@ describe('fallbacks and on_action_failed', () => {
 
   it('everyAction lists a rule\'s actions and their fallbacks, depth first', () => {
     expect(everyAction([act('a', 'ok', [act('a.f0', 'ok', [act('a.f0.f0', 'ok')])]), act('b', 'ok')]).map(a => a.id)).toEqual(['a', 'a.f0', 'a.f0.f0', 'b'])
+  })
+
+  it('stop: the publish held for the actions that will not run after a failure is released with the failure', async () => {
+    const h = start([act('a', 'holds-throws'), act('b', 'holds-ok'), act('c', 'holds-ok')], 'stop', 1)
+    h.publish()
+    await h.settle()
+    expect(ran).toEqual(['a'])
+    expect(h.holds).toHaveLength(1)
+    let completed = false
+    h.holds[0].wait(() => { completed = true })
+    expect(completed).toBe(true)
+  })
+
+  it('continue: the publish completes once every holding action settled, fallbacks holding nothing', async () => {
+    const h = start([act('a', 'holds-throws', [act('a.f0', 'holds-ok')]), act('b', 'holds-ok')], 'continue', 1)
+    h.publish()
+    await h.settle()
+    expect(ran).toEqual(['a', 'a.f0', 'b'])
+    let completed = false
+    h.holds[0].wait(() => { completed = true })
+    expect(completed).toBe(true)
   })
 })

@@ -1,0 +1,384 @@
+/**
+ * `npm run bench:integrations`: data integration throughput (issue 23, "Bench"; numbers in
+ * docs/performance.md, "Data integration"). Run by hand, not in CI.
+ *
+ * 1. For each backend (PostgreSQL, MariaDB, Redis, InfluxDB 1.x over HTTP, RabbitMQ: the
+ *    tests' real servers, test/helpers/servers), with batching on (`batch_size` 100) and off:
+ *    - **ceiling**: a plain loop in this process writing the same rows with the plugin's own
+ *      client (its `DataClient`, the one the rule's resource uses) and the same batch size,
+ *      one write in flight, as fast as the server takes them;
+ *    - **through one rule**: a node (`bin/starling`) with the plugin loaded, one resource and
+ *      one rule (`SELECT clientid, topic, payload.seq as seq, payload.temp as temp FROM
+ *      "bench/#"`), fed QoS 0 messages by one MQTT publisher kept a backlog ahead of the
+ *      action's `success` count (polled over the HTTP API): rows written per second;
+ *    - their ratio (the target is at least 0.8).
+ *    Rounds alternate ceiling and rule runs; the table shows medians and the spread.
+ * 2. Plain subscribers beside 100 rules: one publisher (QoS 1, a window of 100) and one
+ *    subscriber on `plain/#` on the same node, messages delivered per second, alone and while
+ *    100 rules (each `FROM "data/<i>"` with a data_to_redis action on one Redis resource) are fed
+ *    `--rules-rate` messages per second; the ratio (the target is at least 0.9).
+ */
+import { writeFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+import Table from 'cli-table3'
+import { Command } from 'commander'
+import mqtt, { type MqttClient } from 'mqtt'
+import { loadConfig } from '../node/config/index.js'
+import { silentLogger } from '../node/logger.js'
+import type { ParamSpecs, ResourceComponents } from '../rules/types.js'
+import { freePort } from '../test/helpers/servers/system.js'
+import { clockTicksPerSecond, readProcessTree } from './proc-stats.js'
+import { startBroker, starlingTarget, type BrokerTarget, type RunningBroker } from './broker-process.js'
+import { BACKENDS, BENCH_SQL, benchSelection, benchTemp, type Backend, type BackendServer } from './integrations-backends.js'
+
+const benchDir = path.dirname(fileURLToPath(import.meta.url))
+/** dist/bench/integrations.js → repository root. */
+const repoRoot = path.resolve(benchDir, '..', '..')
+
+const program = new Command('bench:integrations')
+  .description('Rows per second through one rule beside the backend\'s own ceiling, and plain subscribers beside 100 rules.')
+  .option('--backends <list>', `backends: ${Object.keys(BACKENDS).join(',')} or all`, 'all')
+  .option('--batch-size <n>', 'batch_size with batching on', '100')
+  .option('--duration <s>', 'measured window per run, seconds', '5')
+  .option('--warmup <s>', 'load before the window opens, seconds', '1')
+  .option('--rounds <n>', 'runs per backend and mode, ceiling and rule alternating; the table shows medians', '3')
+  .option('--rules <n>', 'rules running beside the plain subscribers', '100')
+  .option('--rules-rate <msg/s>', 'messages per second fed to those rules (all of them together; 0: none, the rules only listen)', '1000')
+  .option('--backlog <n>', 'messages the rule\'s publisher keeps ahead of the action\'s outcomes (default max(2000, 64 x batch size))')
+  .option('--no-subscribers', 'skip the plain-subscriber part')
+  .option('--no-throughput', 'skip the rule-versus-ceiling part (the subscriber part still starts Redis)')
+  .option('--json <file>', 'also write every run and the summary as JSON')
+  .parse(process.argv)
+
+const cli = program.opts<{ throughput: boolean, backlog?: string, backends: string, batchSize: string, duration: string, warmup: string, rounds: string, rules: string, rulesRate: string, subscribers: boolean, json?: string }>()
+const num = (name: string, value: string): number => {
+  const n = Number(value)
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, not ${value}`)
+  return n
+}
+const BATCH_SIZE = num('batch-size', cli.batchSize)
+const DURATION_MS = num('duration', cli.duration) * 1000
+const WARMUP_MS = num('warmup', cli.warmup) * 1000
+const ROUNDS = num('rounds', cli.rounds)
+const RULES = num('rules', cli.rules)
+const RULES_RATE = Number(cli.rulesRate) === 0 ? 0 : num('rules-rate', cli.rulesRate)
+const BACKLOG = cli.backlog === undefined ? undefined : num('backlog', cli.backlog)
+const names = cli.backends === 'all' ? Object.keys(BACKENDS) : cli.backends.split(',').map((s) => s.trim())
+for (const n of names) if (BACKENDS[n] === undefined) throw new Error(`unknown backend ${n}: ${Object.keys(BACKENDS).join(', ')}`)
+
+const API_USER = 'admin'
+const API_SECRET = 'public'
+
+/** A param set's defaults. */
+function defaults (params: ParamSpecs): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(params).filter(([, p]) => p.default !== undefined).map(([k, p]) => [k, p.default]))
+}
+
+const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
+
+function median (xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length === 0 ? NaN : s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+
+/** The node under test: every backend's plugin loaded, its management API on a known port. */
+interface Node { broker: RunningBroker, api: (method: string, p: string, body?: unknown) => Promise<any> }
+
+async function startNode (backends: Backend[]): Promise<Node> {
+  const plugins = [...new Set(backends.map((b) => b.plugin))]
+  const apiPort = await freePort()
+  const base = starlingTarget(repoRoot, {
+    STARLING_MANAGEMENT__LISTENER__HTTP: `127.0.0.1:${apiPort}`,
+    STARLING_MANAGEMENT__DEFAULT_APPLICATION__SECRET: API_SECRET,
+    STARLING_BROKER__SYS_INTERVAL: '0'
+  })
+  const target: BrokerTarget = {
+    ...base,
+    command: (port, dataDir) => {
+      writeFileSync(path.join(dataDir, 'loaded_plugins'), ['svc_rule_engine', ...plugins].map((p) => `{${p}, true}.\n`).join(''))
+      return base.command(port, dataDir)
+    }
+  }
+  const why = target.unavailable()
+  if (why !== null) throw new Error(why)
+  const broker = await startBroker(target, 65_536, repoRoot)
+  const auth = 'Basic ' + Buffer.from(`${API_USER}:${API_SECRET}`).toString('base64')
+  const api = async (method: string, p: string, body?: unknown): Promise<any> => {
+    const res = await fetch(`http://127.0.0.1:${apiPort}/api/v3${p}`, {
+      method, headers: { authorization: auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body)
+    })
+    const answer = await res.json() as { code: number, message?: string, data?: unknown }
+    if (answer.code !== 0) throw new Error(`${method} ${p}: ${answer.code} ${answer.message ?? ''}`)
+    return answer.data
+  }
+  // the plugins load after the listeners: wait for their resource types
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    const types = await api('GET', '/resource_types').catch(() => []) as Array<{ name: string }>
+    if (backends.every((b) => types.some((t) => t.name === b.type.name))) break
+    if (Date.now() > deadline) throw new Error(`the plugins ${plugins.join(', ')} did not load:\n${broker.output()}`)
+    await sleep(100)
+  }
+  return { broker, api }
+}
+
+async function connectMqtt (port: number, clientId: string): Promise<MqttClient> {
+  const client = await mqtt.connectAsync(`mqtt://127.0.0.1:${port}`, { clientId, reconnectPeriod: 0, protocolVersion: 4 })
+  client.on('error', () => {})
+  return client
+}
+
+/** The plain client's rows per second: `batch` rows per write, one write in flight. */
+async function ceiling (backend: Backend, server: BackendServer, batch: number): Promise<number> {
+  const components = { name: 'bench', config: loadConfig({ env: {} }), logger: silentLogger() } as unknown as ResourceComponents
+  const client = await backend.type.dataClient({ ...defaults(backend.type.params), ...server.config }, components)
+  try {
+    await client.connect()
+    const row = backend.action.rowOf({ ...defaults(backend.action.params), ...server.params })
+    let seq = 0
+    const writeBatch = async (): Promise<void> => {
+      const rows = []
+      for (let i = 0; i < batch; i++) rows.push(row(benchSelection(seq++)))
+      await client.write([client.merge(rows)])
+    }
+    const warm = performance.now() + WARMUP_MS
+    while (performance.now() < warm) await writeBatch()
+    const t0 = performance.now()
+    let rows = 0
+    while (performance.now() - t0 < DURATION_MS) { await writeBatch(); rows += batch }
+    return rows / ((performance.now() - t0) / 1000)
+  } finally {
+    await client.close()
+  }
+}
+
+/** Rows per second written through one rule, the publisher kept `backlog` messages ahead of the action's outcomes. */
+/** CPU % (of one core) of the node, the server and this process over a window. */
+interface CpuShare { node: number, server: number, bench: number }
+
+/** Starts measuring the CPU of the node and the server; the result is read at the window's end. */
+function cpuWindow (nodePid: number, serverPid: number | undefined): () => CpuShare {
+  const ticks = clockTicksPerSecond()
+  const n0 = readProcessTree(nodePid).cpuTicks
+  const s0 = serverPid === undefined ? 0 : readProcessTree(serverPid).cpuTicks
+  const b0 = process.cpuUsage()
+  const t0 = performance.now()
+  return () => {
+    const seconds = (performance.now() - t0) / 1000
+    const b = process.cpuUsage(b0)
+    return {
+      node: (readProcessTree(nodePid).cpuTicks - n0) / ticks / seconds * 100,
+      server: serverPid === undefined ? NaN : (readProcessTree(serverPid).cpuTicks - s0) / ticks / seconds * 100,
+      bench: (b.user + b.system) / 1e6 / seconds * 100
+    }
+  }
+}
+
+async function throughRule (node: Node, backend: Backend, server: BackendServer, batching: boolean): Promise<{ rate: number, failed: number, cpu: CpuShare }> {
+  const resource = await node.api('POST', '/resources', { name: `bench_${backend.name}`, type: backend.type.name, config: server.config })
+  const rule = await node.api('POST', '/rules', {
+    rawsql: BENCH_SQL,
+    actions: [{ name: backend.action.name, params: { $resource: resource.id, ...server.params, enable_batch: batching, batch_size: BATCH_SIZE } }]
+  })
+  const pub = await connectMqtt(node.broker.port, 'bench-pub')
+  // enough that the action's pump (16 buffer entries of up to batch_size rows per write) never waits for the publisher between polls
+  const backlog = BACKLOG ?? Math.max(2000, 4 * 16 * (batching ? BATCH_SIZE : 1))
+  let done = 0
+  let failed = 0
+  let running = true
+  const poll = async (): Promise<void> => {
+    while (running) {
+      const data = await node.api('GET', `/rules/${rule.id as string}`)
+      const m = (data.actions[0].metrics as Array<{ success: number, failed: number }>).reduce((a, x) => ({ success: a.success + x.success, failed: a.failed + x.failed }), { success: 0, failed: 0 })
+      done = m.success + m.failed
+      failed = m.failed
+      await sleep(20)
+    }
+  }
+  let sent = 0
+  const feed = async (): Promise<void> => {
+    while (running) {
+      const room = backlog - (sent - done)
+      for (let i = 0; i < room; i++) {
+        const seq = sent++
+        pub.publish('bench/a', JSON.stringify({ seq, temp: benchTemp(seq) }), { qos: 0 })
+      }
+      await sleep(5)
+    }
+  }
+  try {
+    const polling = poll()
+    const feeding = feed()
+    await sleep(WARMUP_MS)
+    const d0 = done - failed
+    const t0 = performance.now()
+    const cpu = cpuWindow(node.broker.pid, server.pid())
+    await sleep(DURATION_MS)
+    const rate = (done - failed - d0) / ((performance.now() - t0) / 1000)
+    const share = cpu()
+    running = false
+    await Promise.all([polling, feeding])
+    return { rate, failed, cpu: share }
+  } finally {
+    running = false
+    await pub.endAsync()
+    await node.api('DELETE', `/rules/${rule.id as string}`)
+    await node.api('DELETE', `/resources/${resource.id as string}`)
+    await server.reset()
+  }
+}
+
+/** What one plain publisher-subscriber window measured: messages per second, and the node's CPU per message. */
+interface PlainRate { rate: number, nodeUsPerMsg: number }
+
+/** Messages per second one QoS 1 publisher (a window of 100) gets to one subscriber on `plain/#`. */
+async function plainRate (node: Node): Promise<PlainRate> {
+  const port = node.broker.port
+  const sub = await connectMqtt(port, 'plain-sub')
+  await sub.subscribeAsync('plain/#', { qos: 0 })
+  let got = 0
+  sub.on('message', () => { got++ })
+  const pub = await connectMqtt(port, 'plain-pub')
+  let running = true
+  const payload = Buffer.alloc(64, 'x')
+  const window = async (): Promise<void> => {
+    while (running) await pub.publishAsync('plain/a', payload, { qos: 1 })
+  }
+  const publishers = Array.from({ length: 100 }, window)
+  try {
+    await sleep(WARMUP_MS)
+    const g0 = got
+    const t0 = performance.now()
+    const cpu = cpuWindow(node.broker.pid, undefined)
+    await sleep(DURATION_MS)
+    const rate = (got - g0) / ((performance.now() - t0) / 1000)
+    return { rate, nodeUsPerMsg: cpu().node / 100 * 1e6 / rate }
+  } finally {
+    running = false
+    await Promise.all(publishers)
+    await pub.endAsync()
+    await sub.endAsync()
+  }
+}
+
+/** `count` rules on `data/<i>` writing into Redis, fed `rate` messages per second while `during` runs. */
+async function besideRules<T> (node: Node, server: BackendServer, count: number, rate: number, during: () => Promise<T>): Promise<T> {
+  const redis = BACKENDS.redis
+  const resource = await node.api('POST', '/resources', { name: 'bench_rules', type: redis.type.name, config: server.config })
+  const rules: string[] = []
+  try {
+    for (let i = 0; i < count; i++) {
+      const rule = await node.api('POST', '/rules', {
+        rawsql: `SELECT clientid, topic, payload.seq as seq, payload.temp as temp FROM "data/${i}"`,
+        actions: [{ name: redis.action.name, params: { $resource: resource.id, ...server.params } }]
+      })
+      rules.push(rule.id as string)
+    }
+    const pub = await connectMqtt(node.broker.port, 'rules-pub')
+    let seq = 0
+    // every 10 ms, rate/100 messages, round robin over the rules' topics
+    const timer = rate === 0 ? undefined : setInterval(() => {
+      for (let i = 0; i < rate / 100; i++, seq++) pub.publish(`data/${seq % count}`, JSON.stringify({ seq, temp: 21.5 }), { qos: 0 })
+    }, 10)
+    try {
+      return await during()
+    } finally {
+      clearInterval(timer)
+      await pub.endAsync()
+    }
+  } finally {
+    for (const id of rules) await node.api('DELETE', `/rules/${id}`)
+    await node.api('DELETE', `/resources/${resource.id as string}`)
+    await server.reset()
+  }
+}
+
+interface ModeResult { backend: string, batching: boolean, ceilings: number[], rules: number[], failed: number, nodeUsPerRow: number[], error?: string }
+
+async function main (): Promise<void> {
+  const runnable: Backend[] = []
+  for (const n of names) {
+    const why = BACKENDS[n].missing()
+    if (why !== undefined) console.warn(`skipping ${n}: ${why}`)
+    else runnable.push(BACKENDS[n])
+  }
+  if (!cli.subscribers && runnable.length === 0) throw new Error('no backend can run here')
+  const servers = new Map<string, BackendServer>()
+  const results: ModeResult[] = []
+  let subscribers: { alone: PlainRate[], beside: PlainRate[] } | undefined
+  let node: Node | undefined
+  try {
+    for (const b of runnable) {
+      process.stdout.write(`starting ${b.name} ...\n`)
+      servers.set(b.name, await b.start())
+    }
+    node = await startNode(runnable)
+    for (const b of cli.throughput ? runnable : []) {
+      const server = servers.get(b.name)!
+      for (const batching of [true, false]) {
+        const r: ModeResult = { backend: b.name, batching, ceilings: [], rules: [], failed: 0, nodeUsPerRow: [] }
+        results.push(r)
+        for (let round = 1; round <= ROUNDS && r.error === undefined; round++) {
+          let c: number
+          try {
+            c = await ceiling(b, server, batching ? BATCH_SIZE : 1)
+          } catch (err) {
+            r.error = (err as Error).message
+            process.stdout.write(`[${b.name}] the ceiling failed: ${r.error}\n`)
+            break
+          }
+          await server.reset()
+          const t = await throughRule(node, b, server, batching)
+          r.ceilings.push(c)
+          r.rules.push(t.rate)
+          r.failed += t.failed
+          r.nodeUsPerRow.push(t.cpu.node / 100 * 1e6 / t.rate)
+          process.stdout.write(`[${b.name} batch ${batching ? 'on' : 'off'} ${round}/${ROUNDS}] ceiling ${c.toFixed(0)} rows/s, through the rule ${t.rate.toFixed(0)} rows/s (${(t.rate / c).toFixed(2)}x)${t.failed > 0 ? `, ${t.failed} failed` : ''}; CPU % node ${t.cpu.node.toFixed(0)}, server ${t.cpu.server.toFixed(0)}, bench ${t.cpu.bench.toFixed(0)}\n`)
+        }
+      }
+    }
+    const redisServer = servers.get('redis')
+    if (cli.subscribers && redisServer !== undefined) {
+      subscribers = { alone: [], beside: [] }
+      for (let round = 1; round <= ROUNDS; round++) {
+        const alone = await plainRate(node)
+        const beside = await besideRules(node, redisServer, RULES, RULES_RATE, async () => await plainRate(node!))
+        subscribers.alone.push(alone)
+        subscribers.beside.push(beside)
+        process.stdout.write(`[subscribers ${round}/${ROUNDS}] alone ${alone.rate.toFixed(0)} msg/s (node ${alone.nodeUsPerMsg.toFixed(1)} µs/msg), beside ${RULES} rules fed ${RULES_RATE} msg/s: ${beside.rate.toFixed(0)} msg/s (${beside.nodeUsPerMsg.toFixed(1)} µs/msg): ${(beside.rate / alone.rate).toFixed(2)}x\n`)
+      }
+    } else if (cli.subscribers) {
+      console.warn('skipping the plain-subscriber part: it needs Redis')
+    }
+  } finally {
+    await node?.broker.stop()
+    for (const s of servers.values()) await s.stop()
+  }
+
+  const table = new Table({ head: ['backend', 'batching', 'ceiling rows/s (min-max)', 'through one rule rows/s (min-max)', 'ratio (median)', 'node CPU µs/row', 'failed'] })
+  const range = (xs: number[]): string => `${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`
+  for (const r of results) {
+    const ratios = r.rules.map((x, i) => x / r.ceilings[i])
+    if (r.error !== undefined && r.rules.length === 0) table.push([r.backend, r.batching ? `on (${BATCH_SIZE})` : 'off', { colSpan: 5, content: `failed: ${r.error}` }])
+    else table.push([r.backend, r.batching ? `on (${BATCH_SIZE})` : 'off', range(r.ceilings), range(r.rules), median(ratios).toFixed(2) + 'x', median(r.nodeUsPerRow).toFixed(1), r.failed])
+  }
+  process.stdout.write(table.toString() + '\n')
+  if (subscribers !== undefined) {
+    const { alone, beside } = subscribers
+    const ratios = beside.map((x, i) => x.rate / alone[i].rate)
+    const us = (xs: PlainRate[]): string => median(xs.map((x) => x.nodeUsPerMsg)).toFixed(1)
+    process.stdout.write(`plain subscribers: alone ${range(alone.map((x) => x.rate))} msg/s (node ${us(alone)} µs/msg), beside ${RULES} rules (${RULES_RATE} msg/s into them) ` +
+      `${range(beside.map((x) => x.rate))} msg/s (node ${us(beside)} µs/msg, the rules' work included): ${median(ratios).toFixed(2)}x\n`)
+  }
+  if (cli.json !== undefined) {
+    writeFileSync(cli.json, JSON.stringify({ date: new Date().toISOString(), loadAverage: os.loadavg(), batchSize: BATCH_SIZE, durationMs: DURATION_MS, rounds: ROUNDS, results, subscribers, rules: RULES, rulesRate: RULES_RATE }, null, 2))
+  }
+}
+
+main().then(() => process.exit(0), (err) => {
+  console.error(err)
+  process.exit(1)
+})
