@@ -5,6 +5,7 @@ import { type ConnectionOrigin, type AuthInfo, type Authenticator, type AccessCl
 import { QOS_RECEIVED_METRIC } from '../metrics.js'
 import { MessageRouter } from './router.js'
 import { Wire, type WireLimits } from './wire.js'
+import type { SentMessage } from './wire-types.js'
 import { topicLevels, displayFilter } from './topic.js'
 import { createConnackRewriter } from './connack.js'
 import { ViolationCloser } from './violation.js'
@@ -16,7 +17,7 @@ import { installOutboundWindow } from './outbound-window.js'
 import { SessionRegistry } from './session-registry.js'
 import { installWillPublish } from './will.js'
 import { assignClientId } from './client-id.js'
-import { attachClientEvents, messageEvent } from './broker-events.js'
+import { attachClientEvents, connectEvent, messageEvent } from './broker-events.js'
 import type { MessageEvent } from '../hooks.js'
 import { combineTaps, type PacketTap } from '../sys/packet-tap.js'
 import { countDropReason } from '../sys/drop-metrics.js'
@@ -116,7 +117,7 @@ export class Broker {
     router.localBrokerId = aedes.id
     attachClientEvents(aedes, c.hooks, settings.nodeName, (client) => wireOf(client)?.closeReason ?? 'closed')
     await aedes.listen()
-    broker.sessions = new SessionRegistry(aedes, c.persistence)
+    broker.sessions = new SessionRegistry(aedes, c.persistence, c.hooks, settings.nodeName)
     installWillPublish(aedes)
     router.markReady()
     aedes.on('clientError', (client: any, err: Error) => c.logger.debug({ clientId: client?.id, err: err.message }, 'client error'))
@@ -353,6 +354,7 @@ export class Broker {
     const certUsername = peerCertUsername(origin?.peerCertAsUsername, origin?.tlsSocket, state.access)
     if (certUsername !== undefined) packet.username = state.username = state.access.username = certUsername
     client[clientState] = state
+    if (this.c.hooks.has('client.connect')) this.c.hooks.emit('client.connect', connectEvent(this.settings.nodeName, packet.clientId ?? '', state))
     slimConnectingClient(client, packet)
     if (wire) {
       installFastDeliver(client, wire, this.droppedQos0)
@@ -599,7 +601,7 @@ export class Broker {
   /** Lets wires report acknowledged QoS 1/2 deliveries while someone listens for them. */
   private readonly ackWatch = {
     enabled: (): boolean => this.c.hooks.has('message.acked'),
-    acked: (wire: Wire, message: { topic: string, payload: Buffer, qos: number, id: number }): void => {
+    acked: (wire: Wire, message: SentMessage): void => {
       const client = (wire.socket as any).client
       if (!client?.id) return
       const state = stateOf(client)
@@ -614,7 +616,7 @@ export class Broker {
         qos: message.qos as 0 | 1 | 2,
         peername: state?.peername ?? '',
         peerhost: state?.peerhost ?? '',
-        flags: { retain: false, dup: false },
+        flags: { retain: message.retain, dup: false },
         pub_props: {},
         publish_received_at: now,
         timestamp: now,

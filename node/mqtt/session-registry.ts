@@ -1,4 +1,5 @@
 import { stateOf } from './client-state.js'
+import type { HooksBus } from '../hooks.js'
 
 /**
  * The sessions of this node that outlive their connection, by client id: MQTT 3.1.1 with
@@ -19,12 +20,21 @@ export class SessionRegistry {
    * Follows `aedes`' clients and `persistence`'s session ends. Call after the persistence
    * has loaded: the sessions it restored are present too.
    */
-  constructor (aedes: any, persistence: any) {
+  constructor (aedes: any, persistence: any, hooks?: HooksBus, node = '') {
     for (const { clientId } of persistence.persistentSessions?.() ?? []) this.sessions.add(clientId)
     aedes.on('client', (client: any) => { if (client.clean === false) this.sessions.add(client.id) })
     const cleanSubscriptions = persistence.cleanSubscriptions.bind(persistence)
     persistence.cleanSubscriptions = (client: { id: string }) => {
-      this.sessions.delete(client.id)
+      // a lasting session ends: discarded by a Clean Start CONNECT of its client, else expired
+      // (a session ending with its connection is reported at the close: broker-events.ts)
+      if (this.sessions.delete(client.id) && hooks?.has('session.terminated') === true) {
+        const connecting = aedes.clients[client.id] ?? client
+        const discarded = stateOf(connecting)?.cleanStart === true && (connecting as any).connected !== true
+        hooks.emit('session.terminated', {
+          event: 'session.terminated', client_id: client.id, username: stateOf(connecting)?.username,
+          reason: discarded ? 'discarded' : 'expired', timestamp: Date.now(), node
+        })
+      }
       return cleanSubscriptions(client)
     }
     // a session taken over from another node of the cluster exists here from then on
