@@ -20,6 +20,7 @@ import { svcBackendRedis } from './backend_redis/index.js'
 import { svcBackendInfluxdb } from './backend_influxdb/index.js'
 import { svcBridgeRabbit } from './bridge_rabbit/index.js'
 import { svcBackendClickhouse } from './backend_clickhouse/index.js'
+import { svcWebHook } from './web_hook/index.js'
 import type { StarlingPlugin } from './kit/parts.js'
 
 /** The plugins of the parts above the core, which the root creates per node. */
@@ -35,7 +36,7 @@ export interface PartPlugins {
  * keeps per-node state is a factory, called once per node; the others hold none and are shared.
  */
 const BEFORE_RULES: ReadonlyArray<() => StarlingPlugin> = [createRetainerPlugin, createDelayedPublishPlugin, () => svcBridgeMqtt]
-const AFTER_RULES: ReadonlyArray<() => StarlingPlugin> = [() => svcAuthClientid, () => svcAuthUsername, ...AUTH_BACKEND_PLUGINS.map((p) => () => p), () => svcBackendPgsql, () => svcBackendMysql, () => svcBackendRedis, () => svcBackendInfluxdb, () => svcBridgeRabbit, () => svcBackendClickhouse, createDashboardPlugin]
+const AFTER_RULES: ReadonlyArray<() => StarlingPlugin> = [() => svcAuthClientid, () => svcAuthUsername, ...AUTH_BACKEND_PLUGINS.map((p) => () => p), () => svcBackendPgsql, () => svcBackendMysql, () => svcBackendRedis, () => svcBackendInfluxdb, () => svcBridgeRabbit, () => svcBackendClickhouse, () => svcWebHook, createDashboardPlugin]
 
 /**
  * Every plugin of one node, in load order (`data/loaded_plugins` and the plugin lists show
