@@ -6,6 +6,7 @@ import { QOS_RECEIVED_METRIC } from '../metrics.js'
 import { MessageRouter } from './router.js'
 import { Wire, type WireLimits } from './wire.js'
 import type { SentMessage } from './wire-types.js'
+import { AckPublishers } from './ack-publishers.js'
 import { topicLevels, displayFilter } from './topic.js'
 import { createConnackRewriter } from './connack.js'
 import { ViolationCloser } from './violation.js'
@@ -567,6 +568,7 @@ export class Broker {
   /** A message on its way to `client` (called by the forward filter, after its checks). */
   private delivered (client: any, packet: any): void {
     const hooks = this.c.hooks
+    if (packet.qos > 0 && hooks.has('message.acked')) this.notePublisher(client, packet)
     if (!hooks.has('message.deliver')) return
     const state = stateOf(client)
     const event = messageEvent('message.deliver', this.settings.nodeName, packet, null)
@@ -584,6 +586,18 @@ export class Broker {
       auth_result: 'success',
       mountpoint: undefined
     })
+  }
+
+  private readonly ackPublishers = new AckPublishers()
+
+  /** Keeps who published a QoS 1/2 delivery until its acknowledgement (`message.acked`). */
+  private notePublisher (client: any, packet: any): void {
+    const wire = wireOf(client)
+    if (wire === undefined) return
+    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload
+    const clientId: string | undefined = packet.clientId
+    const username = clientId === undefined ? undefined : stateOf(this.aedes.clients[clientId])?.username
+    this.ackPublishers.note(wire, { topic: packet.topic, payload, clientId, username })
   }
 
   /** A message no one received: counted, and `message.dropped` with the reason. */
@@ -606,6 +620,7 @@ export class Broker {
       if (!client?.id) return
       const state = stateOf(client)
       const now = Date.now()
+      const publisher = this.ackPublishers.take(wire, message.topic, message.payload)
       this.c.hooks.emit('message.acked', {
         event: 'message.acked',
         id: `${client.id}:${message.id}`,
@@ -621,6 +636,8 @@ export class Broker {
         publish_received_at: now,
         timestamp: now,
         node: this.settings.nodeName,
+        from_client_id: publisher?.clientId,
+        from_username: publisher?.username,
         auth_result: 'success',
         mountpoint: undefined
       })

@@ -78,7 +78,8 @@ function messageBody (action: string, m: MessageEvent, encoding: PayloadEncoding
     body.clientid = m.client_id
     body.username = m.username ?? null
   }
-  body.from_client_id = receiver ? (m.from_client_id ?? null) : m.client_id
+  const from = receiver ? m.from_client_id : m.client_id
+  body.from_client_id = from === undefined || from === '' ? null : from
   body.from_username = (receiver ? m.from_username : m.username) ?? null
   body.topic = m.topic
   body.qos = m.qos
