@@ -14,16 +14,23 @@ import { StoppableHttpServer } from '../helpers/auth-backend.js'
 import { makeTestCa, makeTestCert, type TestCertificate } from '../helpers/servers/certs.js'
 
 /** One request the receiver got. */
-interface Hook { path: string, method: string, headers: IncomingMessage['headers'], body: any }
+interface Hook { path: string, method: string, headers: IncomingMessage['headers'], body: any, port: number }
 
 /** The web server the hooks go to; `answer` picks the status (or none: the request hangs). */
 class HookReceiver extends StoppableHttpServer {
   hooks: Hook[] = []
   answer: number | 'never' = 200
 
-  constructor (tls?: { cert: TestCertificate }) {
+  /** `clientCa`: the server asks for a client certificate and accepts only those this CA signed. */
+  constructor (tls?: { cert: TestCertificate, clientCa?: TestCertificate }) {
     const handler = (req: IncomingMessage, res: ServerResponse): void => { void this.handle(req, res) }
-    super(tls === undefined ? handler : createHttpsServer({ cert: tls.cert.cert, key: readFileSync(tls.cert.keyFile) }, handler))
+    super(tls === undefined
+      ? handler
+      : createHttpsServer({
+        cert: tls.cert.cert,
+        key: readFileSync(tls.cert.keyFile),
+        ...(tls.clientCa === undefined ? {} : { ca: tls.clientCa.cert, requestCert: true, rejectUnauthorized: true })
+      }, handler))
   }
 
   of (action: string, clientid?: string): any[] {
@@ -33,7 +40,7 @@ class HookReceiver extends StoppableHttpServer {
   private async handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = []
     for await (const c of req) chunks.push(c as Buffer)
-    this.hooks.push({ path: req.url ?? '', method: req.method ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString()) })
+    this.hooks.push({ path: req.url ?? '', method: req.method ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString()), port: req.socket.remotePort ?? 0 })
     if (this.answer !== 'never') res.writeHead(this.answer).end('ignored')
   }
 }
@@ -198,6 +205,15 @@ describe('svc_web_hook', () => {
     }
   })
 
+  it('opens at most web.hook.pool_size connections', async () => {
+    await configure(['web.hook.pool_size = 1', 'web.hook.enable_pipelining = false'])
+    const pub = await connect(node, { clientId: 'wh-pool' })
+    for (let i = 0; i < 50; i++) pub.publish('wh/pool', `p${i}`, { qos: 0 })
+    await waitFor(() => receiver.of('message_publish', 'wh-pool').length === 50, '50 message_publish')
+    expect(new Set(receiver.hooks.filter(h => h.body.from_client_id === 'wh-pool').map(h => h.port)).size).toBe(1)
+    await configure()
+  })
+
   it('refuses to load a rule whose action is not its event\'s, naming the key', async () => {
     await expect(configure(['web.hook.rule.client.connected.2 = {"action": "on_client_connect"}'])).rejects.toThrow(/web\.hook\.rule\.client\.connected\.2/)
     await configure()
@@ -219,17 +235,24 @@ describe('svc_web_hook', () => {
 describe('svc_web_hook over TLS', () => {
   let dir: string
   let tlsReceiver: HookReceiver
+  let mtlsReceiver: HookReceiver
   let ca: TestCertificate
+  let client: TestCertificate
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'starling-wh-tls-'))
     ca = await makeTestCa(dir)
-    tlsReceiver = new HookReceiver({ cert: await makeTestCert(dir, ca, 'server') })
+    const server = await makeTestCert(dir, ca, 'server')
+    client = await makeTestCert(dir, ca, 'client', { cn: 'starling-node' })
+    tlsReceiver = new HookReceiver({ cert: server })
+    mtlsReceiver = new HookReceiver({ cert: server, clientCa: ca })
     await tlsReceiver.start()
+    await mtlsReceiver.start()
   })
 
   afterAll(async () => {
     await tlsReceiver.stop()
+    await mtlsReceiver.stop()
     await configure()
     rmSync(dir, { recursive: true, force: true })
   })
@@ -246,5 +269,29 @@ describe('svc_web_hook over TLS', () => {
     await connect(node, { clientId: 'wh-tls-bad' })
     await waitFor(() => node.metrics['webhook.failed'] > failed, 'a failed request')
     expect(tlsReceiver.of('client_connected', 'wh-tls-bad')).toEqual([])
+  })
+
+  it('sends the client certificate of ssl.certfile and ssl.keyfile to a server that asks for one', async () => {
+    const url = `https://127.0.0.1:${mtlsReceiver.port}/mtls`
+    await configure([`web.hook.ssl.cacertfile = ${ca.certFile}`, 'web.hook.ssl.verify = true'], url)
+    const failed = node.metrics['webhook.failed']
+    await connect(node, { clientId: 'wh-mtls-none' })
+    await waitFor(() => node.metrics['webhook.failed'] > failed, 'refused without a client certificate')
+    await configure([`web.hook.ssl.cacertfile = ${ca.certFile}`, 'web.hook.ssl.verify = true', `web.hook.ssl.certfile = ${client.certFile}`, `web.hook.ssl.keyfile = ${client.keyFile}`], url)
+    await connect(node, { clientId: 'wh-mtls' })
+    await waitFor(() => mtlsReceiver.of('client_connected', 'wh-mtls').length === 1, 'client_connected with a client certificate')
+    expect(mtlsReceiver.of('client_connected', 'wh-mtls-none')).toEqual([])
+  })
+
+  it('checks the certificate against ssl.server_name_indication when set', async () => {
+    const url = `https://127.0.0.1:${tlsReceiver.port}/sni`
+    await configure([`web.hook.ssl.cacertfile = ${ca.certFile}`, 'web.hook.ssl.verify = true', 'web.hook.ssl.server_name_indication = localhost'], url)
+    await connect(node, { clientId: 'wh-sni' })
+    await waitFor(() => tlsReceiver.of('client_connected', 'wh-sni').length === 1, 'client_connected with SNI localhost')
+    await configure([`web.hook.ssl.cacertfile = ${ca.certFile}`, 'web.hook.ssl.verify = true', 'web.hook.ssl.server_name_indication = elsewhere.example'], url)
+    const failed = node.metrics['webhook.failed']
+    await connect(node, { clientId: 'wh-sni-bad' })
+    await waitFor(() => node.metrics['webhook.failed'] > failed, 'a name the certificate does not carry fails')
+    expect(tlsReceiver.of('client_connected', 'wh-sni-bad')).toEqual([])
   })
 })
