@@ -108,6 +108,21 @@ describe('svc_web_hook', () => {
     expect(hook.headers).toMatchObject({ 'content-type': 'application/json', 'x-token': 's3cret' })
   })
 
+  it('POSTs session_terminated of a kept session when a Clean Start CONNECT discards it, and when it expires', async () => {
+    const kept = await connect(node, { clientId: 'wh-kept', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 60 } })
+    await new Promise<void>(resolve => kept.end(false, {}, () => resolve()))
+    await waitFor(() => receiver.of('client_disconnected', 'wh-kept').length === 1, 'client_disconnected')
+    // the session outlives its connection: not terminated yet
+    expect(receiver.of('session_terminated', 'wh-kept')).toEqual([])
+    await connect(node, { clientId: 'wh-kept', protocolVersion: 5, clean: true })
+    await waitFor(() => receiver.of('session_terminated', 'wh-kept').length === 1, 'session_terminated (discarded)')
+    expect(receiver.of('session_terminated', 'wh-kept')[0]).toEqual({ action: 'session_terminated', node: node.name, clientid: 'wh-kept', username: null, reason: 'discarded' })
+    const brief = await connect(node, { clientId: 'wh-brief', username: 'bea', protocolVersion: 5, clean: false, properties: { sessionExpiryInterval: 1 } })
+    await new Promise<void>(resolve => brief.end(false, {}, () => resolve()))
+    await waitFor(() => receiver.of('session_terminated', 'wh-brief').length === 1, 'session_terminated (expired)', 5000)
+    expect(receiver.of('session_terminated', 'wh-brief')[0]).toEqual({ action: 'session_terminated', node: node.name, clientid: 'wh-brief', username: 'bea', reason: 'expired' })
+  })
+
   it('reports a refused CONNECT in client_connack with EMQ X\'s reason name, and a missing username as null', async () => {
     const long = 'wh-a-client-id-too-long-for-23'
     await expect(connect(node, { clientId: long, protocolVersion: 5 })).rejects.toThrow()
