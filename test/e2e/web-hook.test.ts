@@ -7,6 +7,8 @@
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { closeClients, collect, connect, startTestNode, waitFor, type TestNode } from '../helpers/node.js'
@@ -310,3 +312,75 @@ describe('svc_web_hook over TLS', () => {
     expect(tlsReceiver.of('client_connected', 'wh-sni-bad')).toEqual([])
   })
 })
+
+/** A TCP server that reads and never answers: counts the HTTP requests that arrive on each connection. */
+class SilentServer {
+  /** Requests per connection, in the order the connections opened (since the last reset). */
+  requests: number[] = []
+  private readonly sockets = new Set<Socket>()
+  private readonly server: TcpServer = createTcpServer((socket) => {
+    const counts = this.requests
+    const i = counts.push(0) - 1
+    this.sockets.add(socket)
+    let text = ''
+    socket.on('data', (chunk) => {
+      text += chunk.toString('latin1')
+      counts[i] = text.split('POST /').length - 1
+    })
+    socket.on('close', () => this.sockets.delete(socket))
+    socket.on('error', () => {})
+  })
+
+  get port (): number { return (this.server.address() as AddressInfo).port }
+
+  async start (): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve))
+  }
+
+  /** Drops every connection (their requests fail at once) and forgets the counts. */
+  reset (): void {
+    for (const s of this.sockets) s.destroy()
+    this.requests = []
+  }
+
+  async stop (): Promise<void> {
+    this.reset()
+    await new Promise<void>((resolve) => this.server.close(() => resolve()))
+  }
+}
+
+describe('svc_web_hook connections', () => {
+  const silent = new SilentServer()
+  beforeAll(async () => { await silent.start() })
+  afterAll(async () => {
+    silent.reset()
+    await configure()
+    await silent.stop()
+  })
+
+  it.each([
+    ['true', (n: number) => expect(n).toBeGreaterThan(1)],
+    ['false', (n: number) => expect(n).toBe(1)]
+  ])('with enable_pipelining = %s, sends the next request on a connection before the answer (or not)', async (pipelining, check) => {
+    await configure(['web.hook.pool_size = 1', `web.hook.enable_pipelining = ${pipelining}`], `http://127.0.0.1:${silent.port}/`, '2s')
+    // only the connections of this pool (the previous one is closed: its requests settled)
+    silent.reset()
+    const pub = await connect(node, { clientId: `wh-pipe-${pipelining}` })
+    for (let i = 0; i < 5; i++) pub.publish('wh/pipe', `p${i}`, { qos: 0 })
+    await waitFor(() => silent.requests.length === 1 && silent.requests[0] >= 1, 'a request on the one connection')
+    // give a pipelining pool the time to send the others
+    await new Promise(resolve => setTimeout(resolve, 300))
+    expect(silent.requests).toHaveLength(1)
+    check(silent.requests[0])
+  })
+
+  it('counts a failure after connect_timeout when the TLS handshake never completes, well before request_timeout', async () => {
+    await configure(['web.hook.connect_timeout = 300ms'], `https://127.0.0.1:${silent.port}/`, '20s')
+    const failed = node.metrics['webhook.failed']
+    const started = Date.now()
+    await connect(node, { clientId: 'wh-connect-timeout' })
+    await waitFor(() => node.metrics['webhook.failed'] > failed, 'the request failed for connect_timeout', 10000)
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+})
+
