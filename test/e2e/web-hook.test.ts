@@ -268,9 +268,10 @@ describe('svc_web_hook over TLS', () => {
   })
 
   afterAll(async () => {
+    // the plugin away from the servers first: closing the test's clients sends hooks to them
+    await configure()
     await tlsReceiver.stop()
     await mtlsReceiver.stop()
-    await configure()
     rmSync(dir, { recursive: true, force: true })
   })
 
@@ -298,6 +299,18 @@ describe('svc_web_hook over TLS', () => {
     await connect(node, { clientId: 'wh-mtls' })
     await waitFor(() => mtlsReceiver.of('client_connected', 'wh-mtls').length === 1, 'client_connected with a client certificate')
     expect(mtlsReceiver.of('client_connected', 'wh-mtls-none')).toEqual([])
+  })
+
+  it('reloads within request_timeout while requests fail on a certificate of another name (undici\'s close would wait forever)', async () => {
+    const badName = [`web.hook.ssl.cacertfile = ${ca.certFile}`, 'web.hook.ssl.verify = true', 'web.hook.ssl.server_name_indication = elsewhere.example']
+    await configure(badName, `https://127.0.0.1:${tlsReceiver.port}/tls`)
+    const pub = await connect(node, { clientId: 'wh-tls-closing' })
+    for (let i = 0; i < 200; i++) pub.publish('wh/closing', `c${i}`, { qos: 0 })
+    await waitFor(() => node.metrics['webhook.message_publish'] > 0, 'requests under way')
+    const started = Date.now()
+    await configure(badName, `https://127.0.0.1:${tlsReceiver.port}/tls`)
+    // request_timeout is 1s
+    expect(Date.now() - started).toBeLessThan(5000)
   })
 
   it('checks the certificate against ssl.server_name_indication when set', async () => {
@@ -353,7 +366,7 @@ describe('svc_web_hook connections', () => {
   const silent = new SilentServer()
   beforeAll(async () => { await silent.start() })
   afterAll(async () => {
-    silent.reset()
+    await closeClients()
     await configure()
     await silent.stop()
   })
