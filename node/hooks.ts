@@ -89,9 +89,57 @@ export interface SubscribeEvent extends ClientEvent {
   /** The first pair's filter and QoS (spec: aliases of the first pair). */
   topic: string
   qos: number
+  /** `client.subscribe`: each pair's options, in the order of `topic_filters` (EMQ X 4's `opts`). */
+  sub_opts?: SubscriptionOpts[]
 }
 
-/** Event name -> payload. */
+/** Subscription options as EMQ X 4 reports them (`#{qos, rh, rap, nl}`, flags as 0/1). */
+export interface SubscriptionOpts { qos: number, rh: number, rap: number, nl: number }
+
+/** The CONNECT as it arrived, before authentication (`client.connect`). */
+export interface ConnectEvent extends ClientEvent {
+  keepalive: number
+  clean_start: boolean
+}
+
+/** The CONNACK sent, accepted or refused (`client.connack`). */
+export interface ConnackEvent extends ConnectEvent {
+  /**
+   * EMQ X's reason name of the CONNACK's code (MQTT 5 names for every protocol level, as
+   * EMQ X 4's `emqx_reason_codes:name/1`): `success`, `not_authorized`, `banned` ...
+   */
+  conn_ack: string
+  /** When the connection was accepted, ms since epoch; undefined when refused. */
+  connected_at: number | undefined
+}
+
+/** One subscription a session gained or lost (`session.subscribed`, `session.unsubscribed`). */
+export interface SessionSubscriptionEvent extends ClientEvent {
+  /** The filter as the client wrote it (`$share/g/t` for a shared one). */
+  topic: string
+  /** The subscription's options (none for `session.unsubscribed`). */
+  opts: SubscriptionOpts | undefined
+}
+
+/** A session ended (`session.terminated`): its connection closed (no session kept), or it expired or was discarded. */
+export interface SessionTerminatedEvent extends BaseEvent {
+  /** `normal`, `closed`, `keepalive_timeout`, `takeovered` ... for a session ending with its connection; `expired`; `discarded`. */
+  reason: string
+}
+
+/**
+ * Events of the connection and session lifecycle that are not rule-engine triggers (the
+ * spec's table has none of them); EMQ X 4's hooks of the same names, for svc_web_hook.
+ */
+export interface LifecycleEventMap {
+  'client.connect': ConnectEvent
+  'client.connack': ConnackEvent
+  'session.subscribed': SessionSubscriptionEvent
+  'session.unsubscribed': SessionSubscriptionEvent
+  'session.terminated': SessionTerminatedEvent
+}
+
+/** Event name -> payload of the rule-engine trigger events. */
 export interface HookEventMap {
   'client.connected': ConnectedEvent
   'client.disconnected': DisconnectedEvent
@@ -103,31 +151,40 @@ export interface HookEventMap {
   'message.dropped': DroppedEvent
 }
 
+/** The rule-engine trigger events (the rule engine, trace and `$SYS` read these). */
 export type HookName = keyof HookEventMap
 export const HOOK_NAMES: readonly HookName[] = [
   'client.connected', 'client.disconnected', 'client.subscribe', 'client.unsubscribe',
   'message.publish', 'message.deliver', 'message.acked', 'message.dropped'
 ]
 
-export type HookListener<K extends HookName> = (event: HookEventMap[K]) => void
+/** Every event of the bus: the trigger events and the lifecycle events. */
+export type BusEventMap = HookEventMap & LifecycleEventMap
+export type BusEventName = keyof BusEventMap
+export const LIFECYCLE_EVENT_NAMES: ReadonlyArray<keyof LifecycleEventMap> = [
+  'client.connect', 'client.connack', 'session.subscribed', 'session.unsubscribed', 'session.terminated'
+]
+
+export type HookListener<K extends BusEventName> = (event: BusEventMap[K]) => void
 
 /**
- * A typed bus. `has(name)` lets the broker skip building a payload nobody listens to
- * (the per-message events are on the hot path).
+ * A typed bus. `has(name)` lets the broker skip building a payload nobody listens to:
+ * every emitter checks it first, so an event without listeners costs one map lookup (the
+ * per-message events are on the hot path).
  */
 export class HooksBus {
-  private readonly listeners = new Map<HookName, Array<HookListener<any>>>()
+  private readonly listeners = new Map<BusEventName, Array<HookListener<any>>>()
 
   constructor (private readonly logger: Logger) {}
 
   /** Adds a listener; returns a function that removes it. */
-  on<K extends HookName> (name: K, fn: HookListener<K>): () => void {
+  on<K extends BusEventName> (name: K, fn: HookListener<K>): () => void {
     const list = this.listeners.get(name) ?? []
     this.listeners.set(name, [...list, fn])
     return () => this.off(name, fn)
   }
 
-  off<K extends HookName> (name: K, fn: HookListener<K>): void {
+  off<K extends BusEventName> (name: K, fn: HookListener<K>): void {
     const list = this.listeners.get(name)
     if (list === undefined) return
     const next = list.filter(l => l !== fn)
@@ -136,12 +193,12 @@ export class HooksBus {
   }
 
   /** True when some listener waits for `name`. */
-  has (name: HookName): boolean {
+  has (name: BusEventName): boolean {
     return this.listeners.has(name)
   }
 
   /** Calls every listener of `name` with `event`, isolating failures. */
-  emit<K extends HookName> (name: K, event: HookEventMap[K]): void {
+  emit<K extends BusEventName> (name: K, event: BusEventMap[K]): void {
     const list = this.listeners.get(name)
     if (list === undefined) return
     for (let i = 0; i < list.length; i++) {

@@ -25,6 +25,7 @@ import { svcBackendOpentsdb } from './backend_opentsdb/index.js'
 import { svcBridgeKafka } from './bridge_kafka/index.js'
 import { svcBackendMongo } from './backend_mongo/index.js'
 import { svcBackendCassa } from './backend_cassa/index.js'
+import { svcWebHook } from './web_hook/index.js'
 import type { StarlingPlugin } from './kit/parts.js'
 
 /** The plugins of the parts above the core, which the root creates per node. */
@@ -40,7 +41,7 @@ export interface PartPlugins {
  * keeps per-node state is a factory, called once per node; the others hold none and are shared.
  */
 const BEFORE_RULES: ReadonlyArray<() => StarlingPlugin> = [createRetainerPlugin, createDelayedPublishPlugin, () => svcBridgeMqtt]
-const AFTER_RULES: ReadonlyArray<() => StarlingPlugin> = [() => svcAuthClientid, () => svcAuthUsername, ...AUTH_BACKEND_PLUGINS.map((p) => () => p), () => svcBackendPgsql, () => svcBackendMysql, () => svcBackendRedis, () => svcBackendInfluxdb, () => svcBridgeRabbit, () => svcBackendClickhouse, () => svcBackendDynamo, () => svcBackendOpentsdb, () => svcBridgeKafka, () => svcBackendMongo, () => svcBackendCassa, createDashboardPlugin]
+const AFTER_RULES: ReadonlyArray<() => StarlingPlugin> = [() => svcAuthClientid, () => svcAuthUsername, ...AUTH_BACKEND_PLUGINS.map((p) => () => p), () => svcBackendPgsql, () => svcBackendMysql, () => svcBackendRedis, () => svcBackendInfluxdb, () => svcBridgeRabbit, () => svcBackendClickhouse, () => svcBackendDynamo, () => svcBackendOpentsdb, () => svcBridgeKafka, () => svcBackendMongo, () => svcBackendCassa, () => svcWebHook, createDashboardPlugin]
 
 /**
  * Every plugin of one node, in load order (`data/loaded_plugins` and the plugin lists show

@@ -73,8 +73,9 @@ export interface RuleEngine extends RuleProviders {
 }
 
 /**
- * A registry with svc_rule_engine's own resource types and actions: built_in, and web_hook
- * until a svc_web_hook plugin provides it (issue 23).
+ * A registry with svc_rule_engine's own resource types and actions: built_in, and web_hook,
+ * which stays here as in EMQ X 4.4 (the svc_web_hook plugin, plugins/web_hook/, sends hook
+ * events through the same pool and never provides the type: docs/architecture.md).
  */
 export function createBuiltInRegistry (): ActionRegistry {
   const registry = createActionRegistry()

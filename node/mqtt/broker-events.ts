@@ -1,4 +1,4 @@
-import type { HooksBus, MessageEvent, ClientEvent } from '../hooks.js'
+import type { HooksBus, MessageEvent, ClientEvent, ConnectEvent, SubscriptionOpts } from '../hooks.js'
 import { stateOf, type ClientState } from './client-state.js'
 import { displayFilter } from './topic.js'
 
@@ -53,6 +53,55 @@ export function clientEvent (name: string, node: string, client: any, state: Cli
   }
 }
 
+/**
+ * The `client.connect` event of a CONNECT whose state was just made (preConnect, before
+ * authentication); `clientId` is the packet's (empty when the client sent none).
+ */
+export function connectEvent (node: string, clientId: string, state: ClientState): ConnectEvent {
+  return {
+    ...clientEvent('client.connect', node, { id: clientId }, state),
+    keepalive: state.keepalive,
+    clean_start: state.cleanStart
+  }
+}
+
+/** EMQ X 4's names of MQTT 5 CONNACK reason codes (`emqx_reason_codes:name/1`). */
+const CONNACK_NAMES: Readonly<Record<number, string>> = {
+  0x00: 'success',
+  0x80: 'unspecified_error',
+  0x81: 'malformed_packet',
+  0x82: 'protocol_error',
+  0x83: 'implementation_specific_error',
+  0x84: 'unsupported_protocol_version',
+  0x85: 'client_identifier_not_valid',
+  0x86: 'bad_username_or_password',
+  0x87: 'not_authorized',
+  0x88: 'server_unavailable',
+  0x89: 'server_busy',
+  0x8a: 'banned',
+  0x8c: 'bad_authentication_method',
+  0x95: 'packet_too_large',
+  0x97: 'quota_exceeded',
+  0x9c: 'use_another_server',
+  0x9d: 'server_moved',
+  0x9f: 'connection_rate_exceeded'
+}
+
+/** MQTT 3.1.1 CONNACK return codes as the MQTT 5 codes EMQ X names them by. */
+const V3_AS_V5 = [0x00, 0x84, 0x85, 0x88, 0x86, 0x87]
+
+/** The reason name of a CONNACK packet as aedes sent it (`reasonCode` for v5, `returnCode` before). */
+export function connackName (packet: { reasonCode?: number, returnCode?: number }): string {
+  const code = packet.reasonCode ?? V3_AS_V5[packet.returnCode ?? 0x80] ?? 0x80
+  return CONNACK_NAMES[code] ?? `unknown_${code}`
+}
+
+/** The subscription options EMQ X 4 reports (`#{qos, rh, rap, nl}`, flags as 0/1). */
+function subscriptionOpts (s: any): SubscriptionOpts {
+  if (typeof s === 'string') return { qos: 0, rh: 0, rap: 0, nl: 0 }
+  return { qos: s.qos ?? 0, rh: s.rh ?? 0, rap: s.rap === true ? 1 : 0, nl: s.nl === true ? 1 : 0 }
+}
+
 /** Maps a wire close reason to the reason a disconnected event reports. */
 function disconnectReason (client: any, closeReason: string): string {
   // a client that sent DISCONNECT left normally
@@ -61,10 +110,25 @@ function disconnectReason (client: any, closeReason: string): string {
 }
 
 /**
- * Turns aedes' client lifecycle events into the hooks bus events `client.connected`,
- * `client.disconnected`, `client.subscribe` and `client.unsubscribe`.
+ * Turns aedes' client lifecycle events into the hooks bus events `client.connack`,
+ * `client.connected`, `client.disconnected`, `client.subscribe`, `client.unsubscribe`,
+ * `session.subscribed`, `session.unsubscribed` and `session.terminated` (of a session ending
+ * with its connection). Each handler checks `hooks.has` before it builds anything.
  */
 export function attachClientEvents (aedes: any, hooks: HooksBus, node: string, closeReasonOf: (client: any) => string): void {
+  aedes.on('connackSent', (packet: any, client: any) => {
+    if (!hooks.has('client.connack')) return
+    const state = stateOf(client)
+    if (state === undefined) return
+    const name = connackName(packet)
+    hooks.emit('client.connack', {
+      ...clientEvent('client.connack', node, client, state),
+      keepalive: state.keepalive,
+      clean_start: state.cleanStart,
+      conn_ack: name,
+      connected_at: name === 'success' ? Date.now() : undefined
+    })
+  })
   aedes.on('clientReady', (client: any) => {
     const state = stateOf(client)
     if (state === undefined) return
@@ -83,15 +147,24 @@ export function attachClientEvents (aedes: any, hooks: HooksBus, node: string, c
   })
   aedes.on('clientDisconnect', (client: any) => {
     const state = stateOf(client)
-    if (state === undefined || !hooks.has('client.disconnected')) return
+    if (state === undefined) return
+    const disconnected = hooks.has('client.disconnected')
+    // a session that does not outlive its connection ends with it
+    const terminated = client.clean !== false && hooks.has('session.terminated')
+    if (!disconnected && !terminated) return
     const reason = disconnectReason(client, closeReasonOf(client))
-    hooks.emit('client.disconnected', {
-      ...clientEvent('client.disconnected', node, client, state),
-      reason_code: reason,
-      reason,
-      disconnected_at: Date.now(),
-      connected_at: state.connectedAt
-    })
+    if (disconnected) {
+      hooks.emit('client.disconnected', {
+        ...clientEvent('client.disconnected', node, client, state),
+        reason_code: reason,
+        reason,
+        disconnected_at: Date.now(),
+        connected_at: state.connectedAt
+      })
+    }
+    if (terminated) {
+      hooks.emit('session.terminated', { event: 'session.terminated', client_id: client.id, username: state.username, reason, timestamp: Date.now(), node })
+    }
   })
   const subscription = (name: 'client.subscribe' | 'client.unsubscribe') => (subs: any[], client: any) => {
     const state = stateOf(client)
@@ -99,8 +172,20 @@ export function attachClientEvents (aedes: any, hooks: HooksBus, node: string, c
     const filters = subs.map((s: any) => typeof s === 'string'
       ? { topic: displayFilter(s), qos: 0 }
       : { topic: displayFilter(s.topic), qos: s.qos })
-    hooks.emit(name, { ...clientEvent(name, node, client, state), topic_filters: filters, topic: filters[0].topic, qos: filters[0].qos })
+    const event = { ...clientEvent(name, node, client, state), topic_filters: filters, topic: filters[0].topic, qos: filters[0].qos }
+    hooks.emit(name, name === 'client.subscribe' ? { ...event, sub_opts: subs.map(subscriptionOpts) } : event)
   }
   aedes.on('subscribe', subscription('client.subscribe'))
   aedes.on('unsubscribe', subscription('client.unsubscribe'))
+  // after client.subscribe: the session holds the subscriptions now (EMQ X runs it per filter)
+  const sessionSubscription = (name: 'session.subscribed' | 'session.unsubscribed') => (subs: any[], client: any) => {
+    const state = stateOf(client)
+    if (state === undefined || !hooks.has(name)) return
+    for (const s of subs) {
+      const topic = displayFilter(typeof s === 'string' ? s : s.topic)
+      hooks.emit(name, { ...clientEvent(name, node, client, state), topic, opts: name === 'session.subscribed' ? subscriptionOpts(s) : undefined })
+    }
+  }
+  aedes.on('subscribe', sessionSubscription('session.subscribed'))
+  aedes.on('unsubscribe', sessionSubscription('session.unsubscribed'))
 }

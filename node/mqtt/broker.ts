@@ -5,6 +5,8 @@ import { type ConnectionOrigin, type AuthInfo, type Authenticator, type AccessCl
 import { QOS_RECEIVED_METRIC } from '../metrics.js'
 import { MessageRouter } from './router.js'
 import { Wire } from './wire.js'
+import type { SentMessage } from './wire-types.js'
+import { AckPublishers } from './ack-publishers.js'
 import { topicLevels, displayFilter } from './topic.js'
 import { createConnackRewriter } from './connack.js'
 import { ViolationCloser } from './violation.js'
@@ -16,7 +18,7 @@ import { installOutboundWindow } from './outbound-window.js'
 import { SessionRegistry } from './session-registry.js'
 import { installWillPublish } from './will.js'
 import { assignClientId } from './client-id.js'
-import { attachClientEvents, messageEvent } from './broker-events.js'
+import { attachClientEvents, connectEvent, messageEvent } from './broker-events.js'
 import type { MessageEvent } from '../hooks.js'
 import { PublishHold } from './publish-hold.js'
 import { combineTaps, type PacketTap } from '../sys/packet-tap.js'
@@ -120,7 +122,7 @@ export class Broker {
     router.localBrokerId = aedes.id
     attachClientEvents(aedes, c.hooks, settings.nodeName, (client) => wireOf(client)?.closeReason ?? 'closed')
     await aedes.listen()
-    broker.sessions = new SessionRegistry(aedes, c.persistence)
+    broker.sessions = new SessionRegistry(aedes, c.persistence, c.hooks, settings.nodeName)
     installWillPublish(aedes)
     router.markReady()
     aedes.on('clientError', (client: any, err: Error) => c.logger.debug({ clientId: client?.id, err: err.message }, 'client error'))
@@ -397,6 +399,7 @@ export class Broker {
     const certUsername = peerCertUsername(origin?.peerCertAsUsername, origin?.tlsSocket, state.access)
     if (certUsername !== undefined) packet.username = state.username = state.access.username = certUsername
     client[clientState] = state
+    if (this.c.hooks.has('client.connect')) this.c.hooks.emit('client.connect', connectEvent(this.settings.nodeName, packet.clientId ?? '', state))
     slimConnectingClient(client, packet)
     if (wire) {
       installFastDeliver(client, wire, this.droppedQos0)
@@ -637,6 +640,7 @@ export class Broker {
   /** A message on its way to `client` (called by the forward filter, after its checks). */
   private delivered (client: any, packet: any): void {
     const hooks = this.c.hooks
+    if (packet.qos > 0 && hooks.has('message.acked')) this.notePublisher(client, packet)
     if (!hooks.has('message.deliver')) return
     const state = stateOf(client)
     const event = messageEvent('message.deliver', this.settings.nodeName, packet, null)
@@ -656,6 +660,18 @@ export class Broker {
     })
   }
 
+  private readonly ackPublishers = new AckPublishers()
+
+  /** Keeps who published a QoS 1/2 delivery until its acknowledgement (`message.acked`). */
+  private notePublisher (client: any, packet: any): void {
+    const wire = wireOf(client)
+    if (wire === undefined) return
+    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload
+    const clientId: string | undefined = packet.clientId
+    const username = clientId === undefined ? undefined : stateOf(this.aedes.clients[clientId])?.username
+    this.ackPublishers.note(wire, { topic: packet.topic, payload, clientId, username })
+  }
+
   /** A message no one received: counted, and `message.dropped` with the reason. */
   dropped (packet: any, reason: string): void {
     // the broker's own $SYS publications with no subscriber are not client messages dropped
@@ -671,11 +687,12 @@ export class Broker {
   /** Lets wires report acknowledged QoS 1/2 deliveries while someone listens for them. */
   private readonly ackWatch = {
     enabled: (): boolean => this.c.hooks.has('message.acked'),
-    acked: (wire: Wire, message: { topic: string, payload: Buffer, qos: number, id: number }): void => {
+    acked: (wire: Wire, message: SentMessage): void => {
       const client = (wire.socket as any).client
       if (!client?.id) return
       const state = stateOf(client)
       const now = Date.now()
+      const publisher = this.ackPublishers.take(wire, message.topic, message.payload)
       this.c.hooks.emit('message.acked', {
         event: 'message.acked',
         id: `${client.id}:${message.id}`,
@@ -686,11 +703,13 @@ export class Broker {
         qos: message.qos as 0 | 1 | 2,
         peername: state?.peername ?? '',
         peerhost: state?.peerhost ?? '',
-        flags: { retain: false, dup: false },
+        flags: { retain: message.retain, dup: false },
         pub_props: {},
         publish_received_at: now,
         timestamp: now,
         node: this.settings.nodeName,
+        from_client_id: publisher?.clientId,
+        from_username: publisher?.username,
         auth_result: 'success',
         mountpoint: state?.mountpoint
       })

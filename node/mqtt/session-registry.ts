@@ -1,4 +1,5 @@
 import { stateOf } from './client-state.js'
+import type { HooksBus } from '../hooks.js'
 
 /**
  * The sessions of this node that outlive their connection, by client id: MQTT 3.1.1 with
@@ -14,17 +15,34 @@ import { stateOf } from './client-state.js'
  */
 export class SessionRegistry {
   private readonly sessions = new Set<string>()
+  /** Lasting sessions without a connection: since when, their expiry interval (ms) and user, for `session.terminated`. */
+  private readonly away = new Map<string, { at: number, expiryMs: number, username: string | undefined }>()
 
   /**
    * Follows `aedes`' clients and `persistence`'s session ends. Call after the persistence
    * has loaded: the sessions it restored are present too.
    */
-  constructor (aedes: any, persistence: any) {
+  constructor (aedes: any, persistence: any, hooks?: HooksBus, node = '') {
     for (const { clientId } of persistence.persistentSessions?.() ?? []) this.sessions.add(clientId)
-    aedes.on('client', (client: any) => { if (client.clean === false) this.sessions.add(client.id) })
+    aedes.on('client', (client: any) => {
+      this.away.delete(client.id)
+      if (client.clean === false) this.sessions.add(client.id)
+    })
+    aedes.on('clientDisconnect', (client: any) => {
+      // sessionExpiryInterval: seconds, already clamped to mqtt.session_expiry_interval (v3 too)
+      if (client.clean === false) this.away.set(client.id, { at: Date.now(), expiryMs: (client.sessionExpiryInterval ?? 0) * 1000, username: stateOf(client)?.username })
+    })
     const cleanSubscriptions = persistence.cleanSubscriptions.bind(persistence)
     persistence.cleanSubscriptions = (client: { id: string }) => {
-      this.sessions.delete(client.id)
+      // a session ending with its connection is reported at the close (broker-events.ts)
+      if (this.sessions.delete(client.id) && hooks?.has('session.terminated') === true) {
+        const connecting = aedes.clients[client.id]
+        hooks.emit('session.terminated', {
+          event: 'session.terminated', client_id: client.id, username: stateOf(connecting)?.username ?? this.away.get(client.id)?.username,
+          reason: this.endReason(client.id, connecting), timestamp: Date.now(), node
+        })
+      }
+      this.away.delete(client.id)
       return cleanSubscriptions(client)
     }
     // a session taken over from another node of the cluster exists here from then on
@@ -35,6 +53,19 @@ export class SessionRegistry {
         return importSession(clientId, ...rest)
       }
     }
+  }
+
+  /**
+   * Why a lasting session ends: `discarded` by a Clean Start CONNECT of its client, or
+   * before its expiry interval ran out (the API's `clients clean`, the cluster moving it to
+   * another node); else `expired` (its timer, or a session restored at start whose
+   * disconnection this node did not see).
+   */
+  private endReason (clientId: string, connecting: any): string {
+    if (stateOf(connecting)?.cleanStart === true) return 'discarded'
+    const away = this.away.get(clientId)
+    // the expiry timers may fire a little early
+    return away !== undefined && Date.now() - away.at < away.expiryMs - 1000 ? 'discarded' : 'expired'
   }
 
   /** Whether a session of `clientId` exists (connected or not). */

@@ -40,7 +40,7 @@ export interface WireCounters {
 }
 
 /** A QoS 1/2 message the wire sent, remembered until the client acknowledges it. */
-export interface SentMessage { topic: string, payload: Buffer, qos: number, id: number }
+export interface SentMessage { topic: string, payload: Buffer, qos: number, id: number, retain: boolean }
 
 /** Lets a wire report acknowledged deliveries (`message.acked`) while someone listens. */
 export interface AckWatch {

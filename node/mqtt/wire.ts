@@ -515,7 +515,7 @@ export class Wire {
       p += varintSize(propLen) + propLen
     }
     const sent = this.sent ??= new Map()
-    sent.set(id, { topic, payload: Buffer.from(out.subarray(p, end)), qos: (b0 >> 1) & 3, id })
+    sent.set(id, { topic, payload: Buffer.from(out.subarray(p, end)), qos: (b0 >> 1) & 3, id, retain: (b0 & 1) === 1 })
   }
 
   private countInbound (type: number): void {

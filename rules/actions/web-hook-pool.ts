@@ -16,7 +16,7 @@
  * - Nothing this module throws or logs shows the URL's credentials (userinfo, `?token=`): a
  *   URL is shown through `maskUrl`, and a library's message naming it is masked too.
  */
-import type { ConnectionOptions } from 'node:tls'
+import { checkServerIdentity, type ConnectionOptions, type PeerCertificate } from 'node:tls'
 import type { Dispatcher, Pool } from 'undici'
 import { maskUrl } from '../../node/config/index.js'
 import { WrongTypeError } from '../../node/errors.js'
@@ -31,6 +31,8 @@ export const MAX_IN_FLIGHT = 1000
 export const PIPELINING_DEPTH = 100
 /** EMQ X 4.4's defaults of the resource's keys. */
 export const WEB_HOOK_DEFAULTS = { connectTimeoutMs: 5000, requestTimeoutMs: 5000, poolSize: 8, pipelining: true } as const
+/** How long past `request_timeout` a closing pool may take before it is destroyed. */
+const CLOSE_GRACE_MS = 100
 /** Bounds an instance's health check, as the resource service bounds `healthCheck` (5 s). */
 const ALIVE_TIMEOUT_MS = 5000
 
@@ -118,10 +120,21 @@ export function webHookSettings (config: Record<string, unknown>): WebHookSettin
 /** Node's TLS options of `settings` (files read now); a file that cannot be read is a 108 naming its key. */
 export function webHookTlsOptions (settings: WebHookSettings): ConnectionOptions | undefined {
   if (settings.tls === undefined) return undefined
-  return buildTlsOptions(settings.tls, {
+  const options = buildTlsOptions(settings.tls, {
     rule: 'sni',
     unreadable: (key, path, err) => refuse(key, `names a file that cannot be read (${path}: ${(err as NodeJS.ErrnoException).code ?? err.message})`)
   })
+  // undici (7.30) handles ERR_TLS_CERT_ALTNAME_INVALID apart from other connect errors: the
+  // requests queued behind it are never failed (so the pool's close waits forever) and an
+  // assertion can throw out of the socket's callback. The same refusal under another code
+  // takes undici's common path, which fails every queued request.
+  const check = options.checkServerIdentity ?? checkServerIdentity
+  options.checkServerIdentity = (host: string, cert: PeerCertificate) => {
+    const err = check(host, cert)
+    if (err === undefined) return undefined
+    return Object.assign(new Error(err.message), { code: 'STARLING_TLS_CERT_NAME', reason: (err as { reason?: string }).reason })
+  }
+  return options
 }
 
 /** Opens the pool of resource `id` (undici is loaded by the first web_hook resource, not by every node). */
@@ -194,9 +207,18 @@ export class WebHookInstance implements ResourceInstance {
     }
   }
 
-  /** Closes the pool once its pending requests settled (each within `request_timeout`). */
+  /**
+   * Closes the pool once its pending requests settled (each within `request_timeout`). undici's
+   * `close()` (7.30) can wait forever when requests pending at the close fail on the
+   * connection (a server certificate refused): past `request_timeout`, when every send has
+   * settled, the pool is destroyed instead.
+   */
   async close (): Promise<void> {
-    await this.pool.close()
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(true), this.settings.requestTimeoutMs + CLOSE_GRACE_MS) })
+    const stuck = await Promise.race([this.pool.close().then(() => false), late])
+    clearTimeout(timer)
+    if (stuck) await this.pool.destroy()
   }
 
   /** The URL of `path` on the resource's origin as shown: credentials masked. */
