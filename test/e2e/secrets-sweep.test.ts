@@ -87,6 +87,13 @@ function pluginFiles (): Record<string, Record<string, string>> {
     svc_auth_mysql: { 'auth.mysql.server': local, 'auth.mysql.password': secret('auth.mysql.password') },
     svc_auth_pgsql: { 'auth.pgsql.server': local, 'auth.pgsql.password': secret('auth.pgsql.password') },
     svc_auth_redis: { 'auth.redis.server': local, 'auth.redis.password': secret('auth.redis.password'), 'auth.redis.query_timeout': '1s' },
+    // hooks go to the 500 server: its failures are logged, and swept
+    svc_web_hook: {
+      'web.hook.url': `http://${http}/hook?token=${secret('web.hook.url.token')}`,
+      'web.hook.headers.authorization': `Bearer ${secret('web.hook.headers.authorization')}`,
+      'web.hook.rule.client.connected.1': '{"action": "on_client_connected"}',
+      'web.hook.rule.message.publish.1': '{"action": "on_message_publish"}'
+    },
     svc_bridge_mqtt: {
       'bridge.mqtt.b1.address': local,
       'bridge.mqtt.b1.username': 'bridge-user',
