@@ -1,11 +1,16 @@
 /**
  * What the data-integration suites (test/e2e/data-*.test.ts, data-sql-suite.ts) ask of a node
  * over its API, and their polling: a resource's `is_alive` per node, an action's metrics summed
- * over the nodes; the two-node cluster and the lifecycle a suite runs it in.
+ * over the nodes; the two-node cluster and the lifecycle a suite runs it in; the SIGKILL of a
+ * node with a buffered action.
  */
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { apiOf, type ApiCall } from './api-actions-client.js'
-import { closeClients, startTestNode, type TestNode } from '../helpers/node.js'
-import type { ServerProcess } from '../helpers/servers/index.js'
+import { envVarName } from '../../node/config/index.js'
+import { API_AUTH, closeClients, startTestNode, type TestNode } from '../helpers/node.js'
+import { connectTo, publishUntilClosed, spawnNode, stopNode, tempDir, type NodeProcess } from '../helpers/process.js'
+import { freePort, type ServerProcess } from '../helpers/servers/index.js'
 
 /** An action's counters, summed over the nodes. */
 export interface ActionTotals { taken: number, success: number, failed: number }
@@ -100,4 +105,68 @@ export function useDataCluster<S extends ServerProcess> (prefix: string, plugin:
     await server?.close()
   })
   return cluster
+}
+
+/** What {@link ackedRowsSurviveSigkill} needs of one backend. */
+export interface SigkillCase {
+  /** The backend's plugin, loaded on the spawned node. */
+  plugin: string
+  /**
+   * Creates (over the node's API) a resource with `local_buffer` on and a rule whose action
+   * writes the payload of each `crash/#` message (a number) as one row, with a `batch_time`
+   * of at least 100 ms so that an unheld PUBACK would go out before its row is on disk.
+   */
+  setUp: (api: ApiCall) => Promise<void>
+  /** Stops and starts the backend's server. */
+  stopServer: () => Promise<void>
+  restartServer: () => Promise<void>
+  /** The numbers written so far, in the order the server keeps them. */
+  rows: () => Promise<number[]>
+}
+
+/**
+ * docs/integrations.md, "A publisher's acknowledgement means the row is on disk": a real node
+ * process with `c.plugin`, the backend stopped, one publisher with 50 QoS 1 messages in flight,
+ * the node SIGKILLed once 1,000 were acknowledged; once the node restarted and the backend is
+ * back, every acknowledged number is written, the first arrivals in publish order (at least
+ * once: a batch written just before the kill may come twice). Resolves with what it counted.
+ */
+export async function ackedRowsSurviveSigkill (c: SigkillCase): Promise<{ acked: number, sent: number }> {
+  const dataDir = tempDir()
+  writeFileSync(join(dataDir, 'loaded_plugins'), `{svc_rule_engine, true}.\n{${c.plugin}, true}.\n`)
+  const apiPort = await freePort()
+  const env = { [envVarName('management.listener.http')]: `127.0.0.1:${apiPort}` }
+  let node: NodeProcess | undefined = await spawnNode({ env, dataDir })
+  let stopped = false
+  try {
+    await c.setUp(apiAt(apiPort))
+    await c.stopServer()
+    stopped = true
+    const pub = await connectTo(node.port('mqtt:tcp'), { reconnectPeriod: 0 })
+    pub.on('error', () => {})
+    const { acked, sent } = await publishUntilClosed(pub, 'crash/a', 50, (_n, count) => { if (count >= 1000) node!.kill('SIGKILL') })
+    await node.exited
+    node = await spawnNode({ env, dataDir })
+    await c.restartServer()
+    stopped = false
+    await until(async () => { const got = new Set(await c.rows()); return acked.every((n) => got.has(n)) }, `the ${acked.length} acknowledged rows`, 30_000)
+    const ackedSet = new Set(acked)
+    const order = [...new Set(await c.rows())].filter((n) => ackedSet.has(n))
+    expect(order).toEqual([...acked].sort((a, b) => a - b))
+    return { acked: acked.length, sent }
+  } finally {
+    if (node !== undefined) await stopNode(node, 'SIGKILL')
+    if (stopped) await c.restartServer()
+  }
+}
+
+/** An {@link ApiCall} on the management listener at `port` (a spawned node's). */
+export function apiAt (port: number): ApiCall {
+  return async (method, path, body) => {
+    const headers: Record<string, string> = { authorization: API_AUTH }
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    const res = await fetch(`http://127.0.0.1:${port}/api/v3${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    const text = await res.text()
+    return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
+  }
 }

@@ -6,32 +6,18 @@
  * restarted and Redis is back. Beside it, in one process: other publishers (QoS 0, or topics no
  * such rule selects) do not wait for the batch.
  */
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { jest } from '@jest/globals'
-import { envVarName } from '../../node/config/index.js'
-import { API_AUTH, closeClients, connect, startTestNode, type TestNode } from '../helpers/node.js'
-import { connectTo, killAllNodes, publishUntilClosed, spawnNode, stopNode, tempDir, type NodeProcess } from '../helpers/process.js'
-import { describeWithServer, freePort, startRedis, type RedisServer } from '../helpers/servers/index.js'
+import { closeClients, connect, startTestNode, type TestNode } from '../helpers/node.js'
+import { killAllNodes } from '../helpers/process.js'
+import { describeWithServer, startRedis, type RedisServer } from '../helpers/servers/index.js'
 import { apiOf, type ApiCall } from './api-actions-client.js'
-import { until } from './data-actions-client.js'
+import { ackedRowsSurviveSigkill, until } from './data-actions-client.js'
 
 jest.setTimeout(90_000)
 
 const PLUGIN = 'svc_backend_redis'
 /** Long enough that a PUBACK not held would go out well before its row is on disk. */
 const BATCH_TIME_MS = 150
-
-/** An {@link ApiCall} on the management listener at `port`. */
-function apiAt (port: number): ApiCall {
-  return async (method, path, body) => {
-    const headers: Record<string, string> = { authorization: API_AUTH }
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    const res = await fetch(`http://127.0.0.1:${port}/api/v3${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-    const text = await res.text()
-    return { status: res.status, body: text === '' ? undefined : JSON.parse(text) }
-  }
-}
 
 /** A buffered Redis resource and a rule pushing each `<topic>` message's payload onto list `key`. */
 async function bufferedRule (api: ApiCall, redis: RedisServer, topic: string, key: string): Promise<void> {
@@ -54,33 +40,14 @@ describeWithServer('redis', 'data actions with the local buffer: the PUBACK mean
   })
 
   it('delivers after a SIGKILL of the node every row whose publisher had a PUBACK, in order', async () => {
-    const dataDir = tempDir()
-    writeFileSync(join(dataDir, 'loaded_plugins'), `{svc_rule_engine, true}.\n{${PLUGIN}, true}.\n`)
-    const apiPort = await freePort()
-    const env = { [envVarName('management.listener.http')]: `127.0.0.1:${apiPort}` }
-    let node: NodeProcess | undefined = await spawnNode({ env, dataDir })
-    try {
-      await bufferedRule(apiAt(apiPort), redis, 'crash/#', 'crash')
-      await redis.stop()
-      const pub = await connectTo(node.port('mqtt:tcp'), { reconnectPeriod: 0 })
-      pub.on('error', () => {})
-      // 50 in flight until the node dies, SIGKILLed once 1,000 were acknowledged
-      const { acked, sent } = await publishUntilClosed(pub, 'crash/a', 50, (_n, count) => { if (count >= 1000) node!.kill('SIGKILL') })
-      await node.exited
-      node = await spawnNode({ env, dataDir })
-      await redis.restart()
-      const rows = async (): Promise<number[]> => (await redis.command('LRANGE', 'crash', '0', '-1') as string[]).map(Number)
-      const ackedSet = new Set(acked)
-      await until(async () => { const got = new Set(await rows()); return acked.every((n) => got.has(n)) }, `the ${acked.length} acknowledged rows in Redis`, 30_000)
-      // at least once: a batch written just before the crash may come twice; the first arrivals keep the order
-      const first = [...new Set(await rows())]
-      const order = first.filter((n) => ackedSet.has(n))
-      expect(order).toEqual([...acked].sort((a, b) => a - b))
-      process.stdout.write(`data-buffer-ack: SIGKILL with ${acked.length} acknowledged (${sent} sent), all in Redis after the restart\n`)
-    } finally {
-      if (node !== undefined) await stopNode(node, 'SIGKILL')
-      if (redis.pid === undefined) await redis.restart()
-    }
+    const { acked, sent } = await ackedRowsSurviveSigkill({
+      plugin: PLUGIN,
+      setUp: async (api) => { await bufferedRule(api, redis, 'crash/#', 'crash') },
+      stopServer: async () => { await redis.stop() },
+      restartServer: async () => { await redis.restart() },
+      rows: async () => (await redis.command('LRANGE', 'crash', '0', '-1') as string[]).map(Number)
+    })
+    process.stdout.write(`data-buffer-ack: SIGKILL with ${acked} acknowledged (${sent} sent), all in Redis after the restart\n`)
   })
 
   describe('in one node', () => {

@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs'
 import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until, type ActionTotals } from './data-actions-client.js'
+import { ackedRowsSurviveSigkill, actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until, type ActionTotals } from './data-actions-client.js'
 import { freePort, type ServerProcess } from '../helpers/servers/index.js'
 import { bufferDirOf } from '../../plugins/kit/data/index.js'
 
@@ -133,6 +133,27 @@ export function dataSqlSuite (s: DataSqlSuite): void {
     expect([...new Set(seqs)]).toEqual(Array.from({ length: 1000 }, (_, i) => i))
     await until(async () => Object.values(await statusOf(resource)).filter(Boolean).length === 2, 'alive again on both nodes')
   }, 60_000)
+
+  it('with the local buffer, a SIGKILL of the node loses no row whose publisher had a PUBACK', async () => {
+    const name = `msgs_${++table}`
+    await s.query(s.createTable(name))
+    const { acked } = await ackedRowsSurviveSigkill({
+      plugin: s.plugin,
+      setUp: async (nodeApi) => {
+        const created = await nodeApi('POST', '/resources', { name, type: s.type, config: config({ local_buffer: true }) })
+        expect(created.body.code).toBe(0)
+        const rule = await nodeApi('POST', '/rules', {
+          rawsql: 'SELECT clientid, topic, payload as seq FROM "crash/#"',
+          actions: [{ name: s.action, params: { $resource: created.body.data.id, sql: `insert into ${name} (clientid, topic, seq, temp) values (\${clientid}, \${topic}, \${seq}, 0)`, batch_size: 1000, batch_time: 150 } }]
+        })
+        expect(rule.body.code).toBe(0)
+      },
+      stopServer: async () => { await server.stop() },
+      restartServer: async () => { await server.restart() },
+      rows: async () => (await s.query(`select seq from ${name} order by id`)).map((r) => Number(r.seq))
+    })
+    expect(acked).toBeGreaterThanOrEqual(1000)
+  }, 90_000)
 
   it('without the local buffer, counts every row the killed server could not take as failed, exactly', async () => {
     const { name, rule } = await setUp({ retry_timeout: 500 })
