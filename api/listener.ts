@@ -7,11 +7,7 @@
 import { lazyRequestListener, startHttpListeners } from '../node/http-listener.js'
 import type { ApiServer, ApiServerComponents } from './server.js'
 import type { ApiRouteTable } from './route-table.js'
-
-/** The body of `GET /status` (EMQ X 4's `Node <name> is started` / `<release> is running`). */
-export function statusText (nodeName: string): string {
-  return `Node ${nodeName} is started\nstarling is running`
-}
+import { statusText } from './status.js'
 
 /**
  * Starts the API on `management.listener.http` (and `management.listener.https` when set),

@@ -7,7 +7,7 @@ import type { AppsService } from '../node/apps/apps.js'
 import { BodyTooLargeError, EmptyCredentialsError, NotFoundError, NotJsonError, WrongCredentialsError, WrongTypeError, toApiError, type ApiError } from '../node/errors.js'
 import { checkJsonDepth } from '../node/json-depth.js'
 import { V4_PREFIX, v3BodyFor, v4Routes } from './v4.js'
-import { statusText } from './listener.js'
+import { statusText } from './status.js'
 import { fullPath, type ApiNode, type ApiResult, type ApiRouteTable, type RouteDef } from './route-table.js'
 import { openApiDocument, type OpenApiAddition } from './openapi.js'
 
