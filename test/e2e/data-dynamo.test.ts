@@ -4,15 +4,15 @@
  * publisher, items read back with the DynamoDB API. What each mode guarantees
  * (docs/integrations.md) with the server killed (SIGKILL) mid-stream and restarted.
  */
-import { closeClients, connect, type TestNode } from '../helpers/node.js'
+import { connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until, type ActionTotals } from './data-actions-client.js'
+import { actionTotals, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startDynamodb, type DynamodbServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, payload.seq as seq, payload.temp as temp, payload.meta as meta, payload.ok as ok FROM "sensors/#"'
 
 let server: DynamodbServer
-let n1: TestNode, n2: TestNode
+let n1: TestNode
 const api = apiOf(() => n1)
 let tables = 0
 
@@ -74,20 +74,9 @@ async function setUp (resourceConfig: Record<string, unknown>, actionParams: Rec
 }
 
 describeWithServer('dynamodb', 'svc_backend_dynamo: data_to_dynamo', () => {
-  beforeAll(async () => {
-    server = await startDynamodb()
-    ;[n1, n2] = await startDataCluster('dy', 'svc_backend_dynamo')
-  }, 60_000)
-  afterEach(async () => {
-    await closeClients()
-    if (server.pid === undefined) await server.restart()
-    await clearRulesAndResources(api)
-  })
-  afterAll(async () => {
-    await n2?.destroy()
-    await n1?.destroy()
-    await server?.close()
-  })
+  // the data suites' lifecycle: dynalite and two clustered nodes, cleared after each test
+  const d = useDataCluster('dy', 'svc_backend_dynamo', startDynamodb)
+  beforeAll(() => { server = d.server; n1 = d.n1 })
 
   it('lists the resource type and the action while the plugin is loaded', async () => {
     const type = (await api('GET', '/resource_types')).body.data.find((t: { name: string }) => t.name === 'backend_dynamo')
