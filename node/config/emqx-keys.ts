@@ -70,7 +70,7 @@ const RULES: readonly Rule[] = [
   { pattern: r(String.raw`exhook\..+`), plugin: 'emqx_exhook' },
   { pattern: r(String.raw`exproto\..+`), plugin: 'emqx_exproto' },
   { pattern: r(String.raw`prometheus\..+`), plugin: 'emqx_prometheus' },
-  { pattern: r(String.raw`web\.hook\..+`), plugin: 'emqx_web_hook' },
+  { pattern: r(String.raw`web\.hook\..+`), absent: 'svc_web_hook reads it from etc/plugins/svc_web_hook.conf (or EMQ X\'s emqx_web_hook.conf there), not from the main file (docs/web-hook.md)' },
   { pattern: r(String.raw`auth\.(mnesia\.password_hash|client\.\d+\.(clientid|password)|user\.\d+\.(username|password))`), plugin: 'emqx_auth_mnesia (Starling has svc_auth_clientid and svc_auth_username: starling-ctl clientid/users add)' },
 
   // ---- Starling's behaviour already

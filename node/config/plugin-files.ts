@@ -1,6 +1,6 @@
 /**
  * EMQ X 4's files of plugins Starling does not have, dropped into `etc/plugins/` with the
- * others (`emqx_coap.conf`, `emqx_web_hook.conf` ...): no plugin reads them, so each of their
+ * others (`emqx_coap.conf`, `emqx_prometheus.conf` ...): no plugin reads them, so each of their
  * keys is named in one warning line at start rather than silently left unread.
  */
 import { existsSync, readdirSync } from 'node:fs'

@@ -130,8 +130,9 @@ describeWithServer('redis', 'svc_auth_redis (cluster)', () => {
       const began = Date.now()
       await load({ 'auth.redis.server': `${cluster.host}:${cluster.nodes[0].port}` })
       // right after the load, ioredis's Cluster clients may fail their first ready check
-      // (seen with one seed and pool = 2): the first CONNECTs are then ignored, so poll
-      await retryUntil(async () => { await connect(node, { protocolVersion: 5, username: users[2], password: 'pw2' }) }, 'the cluster found from one seed', 5000)
+      // (seen with one seed and pool = 2): the first CONNECTs are then ignored, so poll (up to
+      // 15 s: on a loaded 2-core CI machine the discovery took more than 5)
+      await retryUntil(async () => { await connect(node, { protocolVersion: 5, username: users[2], password: 'pw2' }) }, 'the cluster found from one seed', 15_000)
       console.log(`svc_auth_redis (cluster): one seed, first CONNECT accepted ${Date.now() - began} ms after the load`)
       for (const [i, username] of users.entries()) await connect(node, { protocolVersion: 5, username, password: `pw${i}` })
     } finally {

@@ -43,7 +43,8 @@ const STARLING_PLUGIN: Record<string, string> = {
   'etc/plugins/emqx_bridge_mqtt.conf': 'svc_bridge_mqtt',
   'etc/plugins/emqx_psk_file.conf': 'svc_psk_file',
   'etc/plugins/emqx_retainer.conf': 'svc_retainer',
-  'etc/plugins/emqx_rule_engine.conf': 'svc_rule_engine'
+  'etc/plugins/emqx_rule_engine.conf': 'svc_rule_engine',
+  'etc/plugins/emqx_web_hook.conf': 'svc_web_hook'
 }
 
 const keys = emqxKeys()
