@@ -299,8 +299,14 @@ describeWithBrowser('the dashboard in a browser: management pages', () => {
     await dialog('Delete the ban').waitFor()
     await page.keyboard.press('Escape')
     await dialog('Delete the ban').waitFor({ state: 'detached' })
-    await del.focus()
-    await page.keyboard.press('Enter')
+    // reopened with the keyboard; in CI's loaded runs the first Enter after an Escape twice opened
+    // nothing (never seen outside CI): a key that opened no dialog within 5 s is pressed again
+    for (let tries = 1; !await dialog('Delete the ban').isVisible(); tries++) {
+      if (tries > 3) throw new Error('Enter on "Delete typed-device" opened no dialog, three times')
+      await del.focus()
+      await page.keyboard.press('Enter')
+      await dialog('Delete the ban').waitFor({ timeout: 5000 }).catch(() => {})
+    }
     const confirmDelete = dialog('Delete the ban').getByRole('button', { name: 'Delete' })
     await confirmDelete.focus()
     await page.keyboard.press('Enter')
