@@ -200,6 +200,9 @@ describeWithServer('rabbitmq', 'svc_bridge_rabbit: data_to_rabbit', () => {
     await until(async () => (await metricsOf(rule)).failed >= 300, 'the messages sent while down counted failed')
     await server.restart()
     await until(async () => (await statusOf(resource))['q1@127.0.0.1'], 'alive again on the publishing node')
+    // the broker answers before it has recovered its durable queue and binding: a message
+    // published then is confirmed and routed nowhere (seen once in CI: 400 consumed, 700 successes)
+    await until(async () => await depth('lossy').then((n) => n >= 300, () => false), 'the queue recovered with its messages')
     await publish(n1, 300, 'sensor-lossy', 700)
     await until(async () => { const m = await metricsOf(rule); return m.success + m.failed === 1000 }, 'every message counted')
     const m = await metricsOf(rule)
