@@ -4,16 +4,16 @@
  * publisher, rows selected back. What each mode guarantees (docs/integrations.md) with the
  * server killed (SIGKILL) mid-stream and restarted; templates that are not a plain insert.
  */
-import { closeClients, connect, type TestNode } from '../helpers/node.js'
+import { connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until, type ActionTotals } from './data-actions-client.js'
+import { actionTotals, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startClickhouse, type ClickhouseServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, payload.seq as seq, payload.temp as temp, payload.v as v, payload.meta as meta FROM "sensors/#"'
 
 
 let server: ClickhouseServer
-let n1: TestNode, n2: TestNode
+let n1: TestNode
 const api = apiOf(() => n1)
 const plugins = { plugins: ['svc_backend_clickhouse'] }
 let tables = 0
@@ -61,20 +61,9 @@ async function setUp (resourceConfig: Record<string, unknown>, actionParams: Rec
 }
 
 describeWithServer('clickhouse', 'svc_backend_clickhouse: data_to_clickhouse', () => {
-  beforeAll(async () => {
-    server = await startClickhouse()
-    ;[n1, n2] = await startDataCluster('c', plugins.plugins[0])
-  }, 60_000)
-  afterEach(async () => {
-    await closeClients()
-    if (server.pid === undefined) await server.restart()
-    await clearRulesAndResources(api)
-  })
-  afterAll(async () => {
-    await n2?.destroy()
-    await n1?.destroy()
-    await server?.close()
-  })
+  // the data suites' lifecycle: the server and two clustered nodes, cleared after each test
+  const d = useDataCluster('c', plugins.plugins[0], async () => await startClickhouse())
+  beforeAll(() => { server = d.server; n1 = d.n1 })
 
   it('lists the resource type and the action while the plugin is loaded', async () => {
     const type = (await api('GET', '/resource_types')).body.data.find((t: { name: string }) => t.name === 'backend_clickhouse')

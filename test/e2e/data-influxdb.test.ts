@@ -7,14 +7,14 @@
  */
 import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until, type ActionTotals } from './data-actions-client.js'
+import { actionTotals, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startInfluxdb, type InfluxdbServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, timestamp, payload.seq as seq, payload.temp as temp, payload.v as v FROM "sensors/#"'
 
 
 let server: InfluxdbServer
-let n1: TestNode, n2: TestNode
+let n1: TestNode
 const api = apiOf(() => n1)
 const plugins = { plugins: ['svc_backend_influxdb'] }
 let measurement = 0
@@ -63,20 +63,9 @@ async function setUp (type: string, resourceConfig: Record<string, unknown>, act
 }
 
 describeWithServer('influxdb', 'svc_backend_influxdb: data_to_influxdb', () => {
-  beforeAll(async () => {
-    server = await startInfluxdb({ user: 'admin' })
-    ;[n1, n2] = await startDataCluster('i', plugins.plugins[0])
-  }, 60_000)
-  afterEach(async () => {
-    await closeClients()
-    if (server.pid === undefined) await server.restart()
-    await clearRulesAndResources(api)
-  })
-  afterAll(async () => {
-    await n2?.destroy()
-    await n1?.destroy()
-    await server?.close()
-  })
+  // the data suites' lifecycle: the server and two clustered nodes, cleared after each test
+  const d = useDataCluster('i', plugins.plugins[0], async () => await startInfluxdb({ user: 'admin' }))
+  beforeAll(() => { server = d.server; n1 = d.n1 })
 
   it('lists the three resource types and the action while the plugin is loaded', async () => {
     const types = (await api('GET', '/resource_types')).body.data.map((t: { name: string }) => t.name)

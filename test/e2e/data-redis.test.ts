@@ -9,9 +9,9 @@
  */
 import { statSync } from 'node:fs'
 import { Redis } from 'ioredis'
-import { closeClients, connect, type TestNode } from '../helpers/node.js'
+import { connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until, type ActionTotals } from './data-actions-client.js'
+import { actionTotals, clearRulesAndResources, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
 import {
   describeWithServer, freePort, redisBinary, spawnServer, startRedis, startRedisCluster,
   type RedisServer, type ServerProcess
@@ -57,25 +57,14 @@ async function startSentinel (master: RedisServer, name: string): Promise<Server
 
 describeWithServer('redis', 'svc_backend_redis: data_to_redis', () => {
   let server: RedisServer
-  let n1: TestNode, n2: TestNode
+  let n1: TestNode
   const api = apiOf(() => n1)
   const plugins = { plugins: [PLUGIN] }
   let run = 0
 
-  beforeAll(async () => {
-    server = await startRedis({ password: PASSWORD })
-    ;[n1, n2] = await startDataCluster('r', plugins.plugins[0])
-  }, 60_000)
-  afterEach(async () => {
-    await closeClients()
-    if (server.pid === undefined) await server.restart()
-    await clearRulesAndResources(api)
-  })
-  afterAll(async () => {
-    await n2?.destroy()
-    await n1?.destroy()
-    await server?.close()
-  })
+  // the data suites' lifecycle: the server and two clustered nodes, cleared after each test
+  const d = useDataCluster('r', plugins.plugins[0], async () => await startRedis({ password: PASSWORD }))
+  beforeAll(() => { server = d.server; n1 = d.n1 })
 
   const single = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ server: `${server.host}:${server.port}`, password: PASSWORD, ...extra })
 
