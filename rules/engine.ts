@@ -135,6 +135,7 @@ export async function createRuleEngine (components: RuleEngineComponents): Promi
       instances.sync(id, resource)
       // an action's holdsPublish reads its resource's config
       runtime.load(rules.all())
+      return instances.get(id)
     },
     instanceAlive: async (resource) => await instances.alive(resource)
   })

@@ -58,8 +58,12 @@ export interface ResourceServiceInit {
   usedBy: (resourceId: string) => Rule[]
   /** Shared with the rule service: writes run one at a time. */
   queue: SerialQueue
-  /** Called after resource `id` was created, replaced (another node) or deleted (`undefined`). */
-  changed?: (id: string, resource: Resource | undefined) => void
+  /**
+   * Called after resource `id` was created, replaced (another node) or deleted (`undefined`);
+   * a create, change or import here waits for what it returns (this node's instance opened),
+   * as EMQ X's create answers once the resource has started on the node handling it.
+   */
+  changed?: (id: string, resource: Resource | undefined) => Promise<unknown> | undefined
   /** What a type's `probe` is given; absent (unit tests without a node): no probe runs. */
   components?: ResourceComponents
   /** The status of a resource whose type runs instances; undefined for other types (health check). */
@@ -117,7 +121,7 @@ export class ResourceService {
       }
       await this.init.table.put(id, resource)
       this.resources.set(id, resource)
-      this.init.changed?.(id, resource)
+      await this.init.changed?.(id, resource)
       return resource
     })
   }
@@ -180,7 +184,7 @@ export class ResourceService {
     await this.serial(async () => {
       await this.init.table.put(resource.id, resource)
       this.resources.set(resource.id, resource)
-      this.init.changed?.(resource.id, resource)
+      await this.init.changed?.(resource.id, resource)
     })
   }
 
@@ -206,7 +210,7 @@ export class ResourceService {
       const resource: Resource = { ...stored, config, description: patch.description ?? stored.description }
       await this.init.table.put(id, resource)
       this.resources.set(id, resource)
-      this.init.changed?.(id, resource)
+      await this.init.changed?.(id, resource)
       return resource
     })
   }
@@ -221,7 +225,7 @@ export class ResourceService {
       }
       await this.init.table.del(id)
       this.resources.delete(id)
-      this.init.changed?.(id, undefined)
+      void this.init.changed?.(id, undefined)
     })
   }
 
@@ -278,17 +282,17 @@ export class ResourceService {
       if (resource === undefined) {
         if (!known) return
         this.resources.delete(id)
-        this.init.changed?.(id, undefined)
+        void this.init.changed?.(id, undefined)
         const rules = this.init.usedBy(id).map(r => r.id)
         if (rules.length > 0) logger?.warn({ resource_id: id, rules }, 'resource deleted on another node while rules here use it; their actions fail until it exists again')
         else logger?.info({ resource_id: id }, 'resource deleted on another node')
       } else if (!isStoredResource(id, resource)) {
         this.resources.delete(id)
-        this.init.changed?.(id, undefined)
+        void this.init.changed?.(id, undefined)
         logger?.error({ resource_id: id }, 'a resource from another node is not a valid resource; it is not loaded')
       } else {
         this.resources.set(id, resource)
-        this.init.changed?.(id, resource)
+        void this.init.changed?.(id, resource)
         if (this.init.registry.findResourceType(resource.type) === undefined) {
           logger?.warn({ resource_id: id, type: resource.type }, 'a resource from another node is of a type unknown here; actions bound to it cannot run on this node')
         } else {
