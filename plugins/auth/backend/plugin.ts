@@ -14,8 +14,8 @@
  * - **Down backend**: a query that fails or takes longer than `auth.<backend>.timeout`
  *   answers `ignore` (the chain goes on; at its end `allow_anonymous` and `acl_nomatch`
  *   decide), so a CONNECT never waits past the timeout. The alarm
- *   `<plugin>_unreachable` is raised at the first failure and cleared only by a request that
- *   the backend's server answered ({@link BackendRequest.answered}): a request the backend
+ *   `<plugin>_unreachable` is raised at the first failure and cleared only by a request sent
+ *   after that which the backend's server answered ({@link BackendRequest.answered}): a request the backend
  *   decides without asking (no username, a placeholder without a value, a key set or claims
  *   it already holds) says nothing about the server and leaves the alarm as it is.
  * - **Counts**: per plugin (`counts()`, logged at unload) beside the node's
@@ -193,22 +193,27 @@ async function loadBackend (def: BackendDefinition, ctx: PluginContext): Promise
   const counts: BackendCounts = { 'auth.allow': 0, 'auth.deny': 0, 'auth.ignore': 0, 'acl.allow': 0, 'acl.deny': 0, 'acl.ignore': 0, errors: 0 }
   const alarmId = `${def.name}_unreachable`
   let alarmed = false
+  /** Raises of the alarm so far: a request sent before the latest one proves nothing about now. */
+  let raises = 0
 
   /**
    * Runs one request bounded by the timeout; a failure raises the alarm and answers
    * `fallback`. The alarm is cleared only when the request completed in time and the
-   * server answered it (a late answer is dropped: it clears nothing either).
+   * server answered it (a late answer is dropped: it clears nothing either), and only by a
+   * request sent after the alarm was raised (an answer already on its way when the server
+   * went down is no sign that it is back).
    */
   async function bounded<T> (what: string, run: (request: BackendRequest) => Promise<T>, fallback: T, clientId: string): Promise<T> {
     let timer: NodeJS.Timeout | undefined
     let answered = false
+    const sentAfter = raises
     const request: BackendRequest = { answered: () => { answered = true } }
     try {
       const answer = await Promise.race([
         run(request),
         new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new BackendTimeoutError(def.name, timeoutMs)), timeoutMs) })
       ])
-      if (alarmed && answered) {
+      if (alarmed && answered && sentAfter === raises) {
         alarmed = false
         node.services.alarms.deactivate(alarmId)
         logger.info(`${def.name}: the backend answers again`)
@@ -218,6 +223,7 @@ async function loadBackend (def: BackendDefinition, ctx: PluginContext): Promise
       counts.errors++
       if (!alarmed) {
         alarmed = true
+        raises++
         node.services.alarms.activate(alarmId, `${def.name}: the backend cannot be reached; its clients are decided by the rest of the chain`, { plugin: def.name, error: (err as Error).message })
       }
       logger.warn({ err, clientId }, `${def.name}: ${what} failed; answering ignore`)
