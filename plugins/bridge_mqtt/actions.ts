@@ -15,6 +15,7 @@
  *   Off: memory only, capped at {@link MEMORY_BUFFER_BYTES}.
  * - An action run succeeds once its message is in the bridge's buffer (durable with a disk
  *   cache), connected or not; delivery to the remote follows, retried until acknowledged.
+ *   With a disk cache the triggering QoS 1/2 publish is held until then (`holdsPublish`).
  * - The resource's status (`is_alive`) is whether its bridge is connected now.
  */
 import { rm } from 'node:fs/promises'
@@ -296,6 +297,9 @@ export const dataToMqttBrokerAction: ActionDefinition = {
       description: 'QoS of the message sent; -1: the QoS of the message that triggered the rule'
     }
   },
+  // with a disk buffer, a QoS 1/2 publisher's PUBACK/PUBREC waits until the message is in it
+  // (rules/runtime.ts): what was acknowledged survives a SIGKILL of the node
+  holdsPublish: (_params, resource) => resource?.config.disk_cache === 'on',
   async run (selected, ctx) {
     const instance = await ctx.instance()
     if (!(instance instanceof BridgeResource)) throw new Error(`resource ${String(ctx.params.$resource)} is not running on this node`)

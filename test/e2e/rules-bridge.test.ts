@@ -15,6 +15,7 @@ import { apiOf } from './api-actions-client.js'
 import { startMosquitto, type MosquittoServer } from '../helpers/servers/mosquitto.js'
 import { SERVER_HOST } from '../helpers/servers/index.js'
 import { replayDirOf } from '../../plugins/bridge_mqtt/actions.js'
+import { ackedRowsSurviveSigkill } from './data-actions-client.js'
 
 let node: TestNode
 let remote: MosquittoServer
@@ -162,6 +163,23 @@ describe('data_to_mqtt_broker through bridge_mqtt to Mosquitto', () => {
     await waitFor(() => received.length >= temps.length, `${temps.length} messages on Mosquitto`, 20_000)
     expect(received.map(m => Number(m.payload))).toEqual(temps)
   }, 40_000)
+
+  it('with the disk buffer, a SIGKILL of the node loses no message its publisher was acknowledged for (the PUBACK waits for the buffer)', async () => {
+    const crash = (): number[] => received.filter(m => m.topic === 'crash/a').map(m => Number(m.payload))
+    const { acked } = await ackedRowsSurviveSigkill({
+      plugin: 'svc_bridge_mqtt',
+      setUp: async (spawned) => {
+        const res = await spawned('POST', '/resources', { name: 'crash', type: 'bridge_mqtt', config: bridgeConfig({ clientid: 'starling-crash', mountpoint: '', disk_cache: 'on' }) })
+        expect(res.body.code).toBe(0)
+        const rule = await spawned('POST', '/rules', { rawsql: 'SELECT payload FROM "crash/#"', actions: [{ name: 'data_to_mqtt_broker', params: { $resource: 'bridge_mqtt:crash', payload_tmpl: '${payload}' } }] })
+        expect(rule.body.code).toBe(0)
+      },
+      stopServer: async () => { await remote.stop() },
+      restartServer: async () => { await remote.restart() },
+      rows: async () => crash()
+    })
+    expect(acked).toBeGreaterThanOrEqual(1000)
+  }, 90_000)
 
   it('is created and used through the CLI', async () => {
     const config = JSON.stringify(bridgeConfig({ username: 'site', password: 'pw', proto_ver: 'mqttv5' }))
