@@ -16,8 +16,12 @@
  *   by the 'close' listener the broker has on every socket anyway: a net.Socket always emits
  *   'close' once destroyed, and aedes' own 'end' and 'error' listeners stay.
  *
+ * - the frames a busy connection sends most are decoded without mqtt-packet's state machine
+ *   (fast-parse.ts).
+ *
  * Behaviour is unchanged: every cut keeps what aedes reads.
  */
+import { useFastParse } from './fast-parse.js'
 
 /** The parser states mqtt-packet creates per parser, shared by all (it only reads them). */
 let sharedStates: unknown[] | null = null
@@ -39,6 +43,7 @@ export function slimNewClient (client: any, ownClose: boolean): void {
     if (typeof BufferList === 'function' && parser._list.length === 0) parser._list = new BufferList()
     sharedStates ??= parser._states
     if (Array.isArray(parser._states) && parser._states.length === sharedStates!.length) parser._states = sharedStates
+    useFastParse(parser)
   }
   // restored for MQTT 5 clients once their CONNECT is seen (slimConnectedClient)
   client._topicAliases = null
