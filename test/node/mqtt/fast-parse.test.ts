@@ -33,6 +33,11 @@ function frames (version: 4 | 5): Buffer[] {
   const gen = (p: any): Buffer => mqttPacket.generate(p, opts)
   const list: Buffer[] = [
     gen({ cmd: 'publish', topic: 'a/b', payload: Buffer.from('hello'), qos: 0, retain: false, dup: false }),
+    // the same topic again (its string is reused), then one of the same length that differs
+    gen({ cmd: 'publish', topic: 'a/b', payload: Buffer.from('again'), qos: 0, retain: false, dup: false }),
+    gen({ cmd: 'publish', topic: 'a/c', payload: Buffer.from('other'), qos: 0, retain: false, dup: false }),
+    gen({ cmd: 'publish', topic: 'a/é', payload: Buffer.from('x'), qos: 0, retain: false, dup: false }),
+    gen({ cmd: 'publish', topic: 'a/é', payload: Buffer.from('y'), qos: 0, retain: false, dup: false }),
     gen({ cmd: 'publish', topic: 'sensors/é/temp', payload: Buffer.from('21.5'), qos: 1, messageId: 7, retain: true, dup: false }),
     gen({ cmd: 'publish', topic: 't', payload: Buffer.alloc(0), qos: 2, messageId: 65535, retain: false, dup: true }),
     gen({ cmd: 'publish', topic: 'big', payload: Buffer.alloc(300, 7), qos: 0, retain: false, dup: false }),
