@@ -42,6 +42,32 @@ export function encodeQos0 (packet: any, v5: boolean): Buffer {
   return frame
 }
 
+/**
+ * Encodes the first delivery of a QoS 1/2 PUBLISH (`packet`'s retain flag, `qos`, packet
+ * identifier `messageId`): DUP 0, whatever the publisher's was [MQTT-3.3.1-3] (a resend is
+ * retry.ts's copy, with DUP set). Packets with MQTT 5 properties go through mqtt-packet.
+ */
+export function encodeQos12 (packet: any, qos: number, messageId: number, v5: boolean): Buffer {
+  const retain = packet.retain === true
+  if (v5 && packet.properties !== undefined && hasProperties(packet.properties)) {
+    return mqttPacket.generate({ cmd: 'publish', topic: packet.topic, payload: packet.payload, qos: qos as 1 | 2, messageId, retain, dup: false, properties: packet.properties }, V5)
+  }
+  const payload: Buffer = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload
+  const topicLen = Buffer.byteLength(packet.topic)
+  const remaining = 4 + topicLen + (v5 ? 1 : 0) + payload.length
+  const frame = Buffer.allocUnsafe(1 + varintSize(remaining) + remaining)
+  frame[0] = 0x30 | (qos << 1) | (retain ? 1 : 0)
+  let pos = writeVarint(frame, 1, remaining)
+  frame.writeUInt16BE(topicLen, pos)
+  pos += 2
+  pos += frame.write(packet.topic, pos)
+  frame.writeUInt16BE(messageId, pos)
+  pos += 2
+  if (v5) frame[pos++] = 0 // no properties
+  payload.copy(frame, pos)
+  return frame
+}
+
 function hasProperties (props: Record<string, unknown>): boolean {
   for (const key in props) if (props[key] !== undefined) return true
   return false
@@ -50,7 +76,8 @@ function hasProperties (props: Record<string, unknown>): boolean {
 const V5 = { protocolVersion: 5 } as const
 
 /**
- * Replaces aedes' per-client QoS 0 delivery with a synchronous one. Same decisions as aedes'
+ * Replaces aedes' per-client QoS 0 delivery (and QoS 1/2 delivery to a clean session, below)
+ * with a synchronous one. Same decisions as aedes'
  * `deliver0` (no-local [MQTT-3.8.3-3], duplicate suppression for overlapping subscriptions,
  * the `authorizeForward` hook), without the two `setImmediate`s, two Packet copies and the
  * per-field writes it makes for every message to every subscriber. Installed in preConnect,
@@ -78,6 +105,46 @@ export function installFastDeliver (client: any, wire: Wire, dropped: (packet: a
     } catch {
       // a message the encoder cannot write (the validator should have refused it on the way
       // in): dropped for this subscriber, never thrown into the router
+      dropped(packet, 'unencodable')
+      return cb()
+    }
+    if (wire.writeFrame(frame)) cb()
+    else wire.waitDrain(cb)
+  }
+
+  // QoS 1/2 to a clean session: the same decisions as aedes' `deliverQoS` (no-local,
+  // duplicate suppression, `authorizeForward`, its downgrade to the QoS of a subscription to
+  // the very topic, a packet identifier from the client's counter) but DUP 0 on a first
+  // delivery (aedes copies the publisher's [MQTT-3.3.1-3]), written at once instead of
+  // after a `setImmediate`, a QoSPacket copy and mqtt-packet's writer and another
+  // `setImmediate` before the callback. A persistent session's queue needs aedes' own (its
+  // stored queue gives the identifier).
+  const aedesDeliverQoS = client.deliverQoS
+  client.deliverQoS = function deliverQoSFast (packet: any, cb: () => void): void {
+    if (packet.qos === 0) { client.deliver0(packet, cb); return }
+    if (client.clean !== true) { aedesDeliverQoS(packet, cb); return }
+    if (packet.clientId === client.id && packet.nl) return cb()
+    const brokerId = packet.brokerId
+    if (brokerId) {
+      const seen = client.duplicates[brokerId] || 0
+      if (seen >= packet.brokerCounter) return cb()
+      client.duplicates[brokerId] = packet.brokerCounter
+    }
+    const forward = broker.authorizeForward(client, packet)
+    if (!forward || !client.connected || client.closed) return cb()
+    let messageId: number = forward.messageId
+    if (!messageId) {
+      messageId = client._nextId
+      client._nextId = messageId >= 65535 ? 1 : messageId + 1
+    }
+    let qos: number = forward.qos
+    const sub = client.subscriptions[forward.topic]
+    if (sub && (sub.qos || 0) < qos) qos = sub.qos || 0
+    const v5 = client.version === 5
+    let frame: Buffer
+    try {
+      frame = qos === 0 ? encodeQos0(forward, v5) : encodeQos12(forward, qos, messageId, v5)
+    } catch {
       dropped(packet, 'unencodable')
       return cb()
     }

@@ -30,3 +30,30 @@ describe('QoS 1 and 2 flows over a raw connection', () => {
     expect(got.filter(m => m.payload.toString() === 'once')).toHaveLength(1)
   })
 })
+
+describe('QoS 1 and 2 deliveries to clean sessions', () => {
+  it.each([4, 5] as const)('deliver the first time with DUP 0 whatever the publisher sent [MQTT-3.3.1-3], with packet identifiers of their own, at the subscription\'s QoS (MQTT %i)', async (version) => {
+    const sub = await connect(node, { protocolVersion: version, clean: true })
+    const got = collect(sub)
+    await sub.subscribeAsync('flow/dup', { qos: 2 })
+    await sub.subscribeAsync('flow/low', { qos: 1 })
+    const raw = await openRawSession(node, version, `dup-${version}`)
+    // the publisher's own retransmission (DUP 1) is the subscriber's first delivery
+    raw.send({ cmd: 'publish', topic: 'flow/dup', payload: Buffer.from('q1'), qos: 1, messageId: 30, dup: true })
+    expect((await raw.next('puback')).messageId).toBe(30)
+    raw.send({ cmd: 'publish', topic: 'flow/dup', payload: Buffer.from('q2'), qos: 2, messageId: 31, dup: true })
+    expect((await raw.next('pubrec')).messageId).toBe(31)
+    raw.send({ cmd: 'pubrel', messageId: 31 })
+    await raw.next('pubcomp')
+    // a QoS 2 message to a QoS 1 subscription of the same topic goes out at QoS 1
+    raw.send({ cmd: 'publish', topic: 'flow/low', payload: Buffer.from('down'), qos: 2, messageId: 32 })
+    await raw.next('pubrec')
+    raw.send({ cmd: 'pubrel', messageId: 32 })
+    await raw.next('pubcomp')
+    await waitFor(() => got.length >= 3, 'three deliveries')
+    expect(got.map(m => [m.payload.toString(), m.packet.qos, m.packet.dup])).toEqual([['q1', 1, false], ['q2', 2, false], ['down', 1, false]])
+    const ids = got.map(m => m.packet.messageId)
+    expect(new Set(ids).size).toBe(3)
+    expect(ids).not.toContain(30)
+  })
+})
