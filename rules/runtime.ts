@@ -74,15 +74,25 @@ interface BoundAction {
 /** One match to act on; `hold`, taken once per holding action, is released as each settles. */
 interface Job { rule: Runnable, selected: Record<string, unknown>, env: Columns, chain: readonly string[] | undefined, hold: PublishHold | undefined }
 
+/** Topics whose rules {@link EventRules} remembers, at most; past it the memo starts again empty. */
+const TOPIC_MEMO_MAX = 4096
+/** Topics longer than this are looked up in the index every time (a long key costs its hash per lookup anyway). */
+const TOPIC_MEMO_MAX_LENGTH = 256
+
 /**
  * The rules of one hook event. For message.publish, the EMQ X 4 rules whose FROM names topic
- * filters are indexed by those filters; every other rule runs on every event.
+ * filters are indexed by those filters; every other rule runs on every event. The rules of a
+ * topic are remembered (up to {@link TOPIC_MEMO_MAX} topics): a busy topic, selected by a rule
+ * or not, costs one map lookup per message instead of a walk of the index. The set is
+ * immutable once built (the runtime builds a new one whenever the rules change), so the memo
+ * never outlives the rules it was made of.
  */
 class EventRules {
   /** The rules for every event, in rule order. */
   readonly everyTopic: Runnable[] = []
   /** message.publish: the rules restricted to their FROM topic filters. */
   private readonly byTopic = new TopicIndex<Runnable>()
+  private memo = new Map<string, readonly Runnable[]>()
 
   constructor (private readonly hook: HookName) {}
 
@@ -96,6 +106,17 @@ class EventRules {
   /** The rules to run on a message on `topic`: each once, in rule order. */
   forTopic (topic: string): readonly Runnable[] {
     if (this.byTopic.empty) return this.everyTopic
+    if (topic.length > TOPIC_MEMO_MAX_LENGTH) return this.lookUp(topic)
+    let rules = this.memo.get(topic)
+    if (rules === undefined) {
+      if (this.memo.size >= TOPIC_MEMO_MAX) this.memo = new Map()
+      this.memo.set(topic, rules = this.lookUp(topic))
+    }
+    return rules
+  }
+
+  /** {@link forTopic} from the index. */
+  private lookUp (topic: string): readonly Runnable[] {
     const found = this.byTopic.match(topic, [])
     if (found.length === 0) return this.everyTopic
     if (found.length === 1 && this.everyTopic.length === 0) return found[0]
@@ -390,19 +411,9 @@ export class RuleRuntime {
       for (const fallback of action.fallbacks) this.runAction(job, fallback, undefined)
       settled?.(false)
     }
-    const ctx: ActionContext = {
-      logger,
-      ruleId: job.rule.id,
-      actionId: action.id,
-      params: action.params,
-      resource: action.resourceId === undefined ? undefined : this.init.resource(action.resourceId),
-      instance: async () => action.resourceId === undefined ? undefined : await this.init.instance?.(action.resourceId),
-      env: job.env,
-      publish: async (message) => await this.publish(message, job.chain, job.rule.id)
-    }
     let result: Promise<void> | void
     try {
-      result = action.def.run(job.selected, ctx)
+      result = action.def.run(job.selected, new JobContext(this.init, this.publisher, job, action))
     } catch (err) {
       fail(err)
       return
@@ -417,8 +428,46 @@ export class RuleRuntime {
   }
 
   /** Publishes a message marked with the chain of rules it went through (the loop guard). */
-  private async publish (message: RulePublish, chain: readonly string[] | undefined, ruleId: string): Promise<void> {
+  private readonly publisher = async (message: RulePublish, chain: readonly string[] | undefined, ruleId: string): Promise<void> => {
     this.init.marks.mark(message.topic, message.payload, chain === undefined ? [ruleId] : [...chain, ruleId])
     await this.init.node.broker.core.publish({ cmd: 'publish', topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain, dup: false })
+  }
+}
+
+/**
+ * One action run's {@link ActionContext}: its methods on the prototype and the bound resource
+ * looked up when asked, so a run (one per action per match) makes one object.
+ */
+class JobContext implements ActionContext {
+  readonly logger: Logger
+  readonly ruleId: string
+  readonly actionId: string
+  readonly params: Record<string, unknown>
+  readonly env: Record<string, unknown>
+
+  constructor (
+    private readonly init: RuntimeInit,
+    private readonly publisher: (message: RulePublish, chain: readonly string[] | undefined, ruleId: string) => Promise<void>,
+    private readonly job: Job,
+    private readonly action: BoundAction
+  ) {
+    this.logger = init.logger
+    this.ruleId = job.rule.id
+    this.actionId = action.id
+    this.params = action.params
+    this.env = job.env
+  }
+
+  get resource (): Resource | undefined {
+    return this.action.resourceId === undefined ? undefined : this.init.resource(this.action.resourceId)
+  }
+
+  async instance (): Promise<ResourceInstance | undefined> {
+    const id = this.action.resourceId
+    return id === undefined ? undefined : await this.init.instance?.(id)
+  }
+
+  async publish (message: RulePublish): Promise<void> {
+    await this.publisher(message, this.job.chain, this.job.rule.id)
   }
 }
