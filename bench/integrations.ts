@@ -49,13 +49,14 @@ const program = new Command('bench:integrations')
   .option('--rules <n>', 'rules running beside the plain subscribers', '100')
   .option('--rules-rate <msg/s>', 'messages per second fed to those rules (all of them together; 0: none, the rules only listen)', '1000')
   .option('--backlog <n>', 'messages the rule\'s publisher keeps ahead of the action\'s outcomes (default max(2000, 64 x batch size))')
+  .option('--nodes <list>', 'node builds to compare, name=repository root (built), comma-separated; rounds interleave them', 'now=.')
   .option('--batching <modes>', 'batching modes to run: on, off or on,off', 'on,off')
   .option('--no-subscribers', 'skip the plain-subscriber part')
   .option('--no-throughput', 'skip the rule-versus-ceiling part (the subscriber part still starts Redis)')
   .option('--json <file>', 'also write every run and the summary as JSON')
   .parse(process.argv)
 
-const cli = program.opts<{ batching: string, throughput: boolean, backlog?: string, backends: string, batchSize: string, duration: string, warmup: string, rounds: string, rules: string, rulesRate: string, subscribers: boolean, json?: string }>()
+const cli = program.opts<{ nodes: string, batching: string, throughput: boolean, backlog?: string, backends: string, batchSize: string, duration: string, warmup: string, rounds: string, rules: string, rulesRate: string, subscribers: boolean, json?: string }>()
 const num = (name: string, value: string): number => {
   const n = Number(value)
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, not ${value}`)
@@ -69,6 +70,11 @@ const RULES = num('rules', cli.rules)
 const RULES_RATE = Number(cli.rulesRate) === 0 ? 0 : num('rules-rate', cli.rulesRate)
 const BACKLOG = cli.backlog === undefined ? undefined : num('backlog', cli.backlog)
 const names = cli.backends === 'all' ? Object.keys(BACKENDS) : cli.backends.split(',').map((s) => s.trim())
+const BUILDS = cli.nodes.split(',').map((spec) => {
+  const eq = spec.indexOf('=')
+  if (eq <= 0) throw new Error(`--nodes takes name=root,..., not ${spec}`)
+  return { name: spec.slice(0, eq).trim(), root: path.resolve(spec.slice(eq + 1).trim() === '.' ? repoRoot : spec.slice(eq + 1).trim()) }
+})
 const MODES = cli.batching.split(',').map((m) => m.trim())
 if (MODES.length === 0 || MODES.some((m) => m !== 'on' && m !== 'off')) throw new Error(`--batching takes on, off or on,off, not ${cli.batching}`)
 for (const n of names) if (BACKENDS[n] === undefined) throw new Error(`unknown backend ${n}: ${Object.keys(BACKENDS).join(', ')}`)
@@ -88,13 +94,13 @@ function median (xs: number[]): number {
   return s.length === 0 ? NaN : s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 
-/** The node under test: every backend's plugin loaded, its management API on a known port. */
-interface Node { broker: RunningBroker, api: (method: string, p: string, body?: unknown) => Promise<any> }
+/** A node under test: every backend's plugin loaded, its management API on a known port; `name` its build's. */
+interface Node { name: string, broker: RunningBroker, api: (method: string, p: string, body?: unknown) => Promise<any> }
 
-async function startNode (backends: Backend[]): Promise<Node> {
+async function startNode (build: { name: string, root: string }, backends: Backend[]): Promise<Node> {
   const plugins = [...new Set(backends.map((b) => b.plugin))]
   const apiPort = await freePort()
-  const base = starlingTarget(repoRoot, {
+  const base = starlingTarget(build.root, {
     STARLING_MANAGEMENT__LISTENER__HTTP: `127.0.0.1:${apiPort}`,
     STARLING_MANAGEMENT__DEFAULT_APPLICATION__SECRET: API_SECRET,
     STARLING_BROKER__SYS_INTERVAL: '0'
@@ -108,7 +114,7 @@ async function startNode (backends: Backend[]): Promise<Node> {
   }
   const why = target.unavailable()
   if (why !== null) throw new Error(why)
-  const broker = await startBroker(target, 65_536, repoRoot)
+  const broker = await startBroker(target, 65_536, build.root)
   const auth = 'Basic ' + Buffer.from(`${API_USER}:${API_SECRET}`).toString('base64')
   const api = async (method: string, p: string, body?: unknown): Promise<any> => {
     const res = await fetch(`http://127.0.0.1:${apiPort}/api/v3${p}`, {
@@ -126,7 +132,7 @@ async function startNode (backends: Backend[]): Promise<Node> {
     if (Date.now() > deadline) throw new Error(`the plugins ${plugins.join(', ')} did not load:\n${broker.output()}`)
     await sleep(100)
   }
-  return { broker, api }
+  return { name: build.name, broker, api }
 }
 
 async function connectMqtt (port: number, clientId: string): Promise<MqttClient> {
@@ -285,7 +291,7 @@ async function ingestFloor (node: Node): Promise<FedRun> {
 interface PlainRate { rate: number, nodeUsPerMsg: number, cpu: CpuShare }
 
 /** Messages per second one QoS 1 publisher (a window of 100) gets to one subscriber on `plain/#`. */
-async function plainRate (node: Node): Promise<PlainRate> {
+async function plainRate (node: Node, serverPid: number | undefined): Promise<PlainRate> {
   const port = node.broker.port
   const sub = await connectMqtt(port, 'plain-sub')
   await sub.subscribeAsync('plain/#', { qos: 0 })
@@ -302,7 +308,7 @@ async function plainRate (node: Node): Promise<PlainRate> {
     await sleep(WARMUP_MS)
     const g0 = got
     const t0 = performance.now()
-    const cpu = cpuWindow(node.broker.pid, undefined)
+    const cpu = cpuWindow(node.broker.pid, serverPid)
     await sleep(DURATION_MS)
     const rate = (got - g0) / ((performance.now() - t0) / 1000)
     const share = cpu()
@@ -347,7 +353,7 @@ async function besideRules<T> (node: Node, server: BackendServer, count: number,
   }
 }
 
-interface ModeResult { backend: string, batching: boolean, ceilings: number[], rules: number[], failed: number, nodeUsPerRow: number[], ceilingCpu: CpuShare[], ruleCpu: CpuShare[], error?: string }
+interface ModeResult { backend: string, batching: boolean, node: string, ceilings: number[], rules: number[], failed: number, nodeUsPerRow: number[], ceilingCpu: CpuShare[], ruleCpu: CpuShare[], error?: string }
 
 async function main (): Promise<void> {
   const runnable: Backend[] = []
@@ -359,88 +365,105 @@ async function main (): Promise<void> {
   if (!cli.subscribers && runnable.length === 0) throw new Error('no backend can run here')
   const servers = new Map<string, BackendServer>()
   const results: ModeResult[] = []
-  let subscribers: { alone: PlainRate[], beside: PlainRate[] } | undefined
-  const floors: FedRun[] = []
-  let node: Node | undefined
+  const subscribers = new Map<string, { alone: PlainRate[], beside: PlainRate[] }>()
+  const floors = new Map<string, FedRun[]>()
+  const nodes: Node[] = []
+  const tag = (n: Node): string => BUILDS.length > 1 ? ` ${n.name}` : ''
   try {
     for (const b of runnable) {
       process.stdout.write(`starting ${b.name} ...\n`)
       servers.set(b.name, await b.start())
     }
-    node = await startNode(runnable)
+    for (const build of BUILDS) nodes.push(await startNode(build, runnable))
     for (let round = 1; round <= (cli.throughput ? ROUNDS : 0); round++) {
-      const f = await ingestFloor(node)
-      floors.push(f)
-      process.stdout.write(`[ingest floor ${round}/${ROUNDS}] no rule: ${f.rate.toFixed(0)} msg/s, node ${(f.cpu.node / 100 * 1e6 / f.rate).toFixed(1)} µs/msg; ${describeCpu(f.cpu)}\n`)
+      for (const node of nodes) {
+        const f = await ingestFloor(node)
+        floors.set(node.name, [...floors.get(node.name) ?? [], f])
+        process.stdout.write(`[ingest floor${tag(node)} ${round}/${ROUNDS}] no rule: ${f.rate.toFixed(0)} msg/s, node ${(f.cpu.node / 100 * 1e6 / f.rate).toFixed(1)} µs/msg; ${describeCpu(f.cpu)}\n`)
+      }
     }
     for (const b of cli.throughput ? runnable : []) {
       const server = servers.get(b.name)!
       for (const batching of MODES.map((m) => m === 'on')) {
-        const r: ModeResult = { backend: b.name, batching, ceilings: [], rules: [], failed: 0, nodeUsPerRow: [], ceilingCpu: [], ruleCpu: [] }
-        results.push(r)
-        for (let round = 1; round <= ROUNDS && r.error === undefined; round++) {
+        const mode = `${b.name} batch ${batching ? 'on' : 'off'}`
+        const rs = nodes.map((n): ModeResult => ({ backend: b.name, batching, node: n.name, ceilings: [], rules: [], failed: 0, nodeUsPerRow: [], ceilingCpu: [], ruleCpu: [] }))
+        results.push(...rs)
+        for (let round = 1; round <= ROUNDS && rs[0].error === undefined; round++) {
           let c: number
           try {
-            const plain = await ceiling(b, server, batching ? BATCH_SIZE : 1, node.broker.pid)
+            const plain = await ceiling(b, server, batching ? BATCH_SIZE : 1, nodes[0].broker.pid)
             c = plain.rate
-            r.ceilingCpu.push(plain.cpu)
-            process.stdout.write(`[${b.name} batch ${batching ? 'on' : 'off'} ${round}/${ROUNDS}] ceiling ${c.toFixed(0)} rows/s; ${describeCpu(plain.cpu)}\n`)
+            for (const r of rs) r.ceilingCpu.push(plain.cpu)
+            process.stdout.write(`[${mode} ${round}/${ROUNDS}] ceiling ${c.toFixed(0)} rows/s; ${describeCpu(plain.cpu)}\n`)
           } catch (err) {
-            r.error = (err as Error).message
-            process.stdout.write(`[${b.name}] the ceiling failed: ${r.error}\n`)
+            for (const r of rs) r.error = (err as Error).message
+            process.stdout.write(`[${b.name}] the ceiling failed: ${(err as Error).message}\n`)
             break
           }
           await server.reset()
-          const t = await throughRule(node, b, server, batching)
-          r.ceilings.push(c)
-          r.rules.push(t.rate)
-          r.failed += t.failed
-          r.nodeUsPerRow.push(t.cpu.node / 100 * 1e6 / t.rate)
-          r.ruleCpu.push(t.cpu)
-          process.stdout.write(`[${b.name} batch ${batching ? 'on' : 'off'} ${round}/${ROUNDS}] through the rule ${t.rate.toFixed(0)} rows/s (${(t.rate / c).toFixed(2)}x)${t.failed > 0 ? `, ${t.failed} failed` : ''}; ${describeCpu(t.cpu)}\n`)
+          // the builds take turns, the first one first in odd rounds and last in even ones
+          const order = round % 2 === 1 ? nodes.map((_, i) => i) : nodes.map((_, i) => nodes.length - 1 - i)
+          for (const i of order) {
+            const t = await throughRule(nodes[i], b, server, batching)
+            const r = rs[i]
+            r.ceilings.push(c)
+            r.rules.push(t.rate)
+            r.failed += t.failed
+            r.nodeUsPerRow.push(t.cpu.node / 100 * 1e6 / t.rate)
+            r.ruleCpu.push(t.cpu)
+            process.stdout.write(`[${mode}${tag(nodes[i])} ${round}/${ROUNDS}] through the rule ${t.rate.toFixed(0)} rows/s (${(t.rate / c).toFixed(2)}x), node ${(t.cpu.node / 100 * 1e6 / t.rate).toFixed(1)} µs/row${t.failed > 0 ? `, ${t.failed} failed` : ''}; ${describeCpu(t.cpu)}\n`)
+          }
         }
       }
     }
     const redisServer = servers.get('redis')
     if (cli.subscribers && redisServer !== undefined) {
-      subscribers = { alone: [], beside: [] }
       for (let round = 1; round <= ROUNDS; round++) {
-        const alone = await plainRate(node)
-        const beside = await besideRules(node, redisServer, RULES, RULES_RATE, async () => await plainRate(node!))
-        subscribers.alone.push(alone)
-        subscribers.beside.push(beside)
-        process.stdout.write(`[subscribers ${round}/${ROUNDS}] alone ${alone.rate.toFixed(0)} msg/s (node ${alone.nodeUsPerMsg.toFixed(1)} µs/msg; ${describeCpu(alone.cpu)})\n`)
-        process.stdout.write(`[subscribers ${round}/${ROUNDS}] beside ${RULES} rules fed ${RULES_RATE} msg/s: ${beside.rate.toFixed(0)} msg/s (${beside.nodeUsPerMsg.toFixed(1)} µs/msg; ${describeCpu(beside.cpu)}): ${(beside.rate / alone.rate).toFixed(2)}x\n`)
+        const order = round % 2 === 1 ? nodes : [...nodes].reverse()
+        for (const node of order) {
+          const alone = await plainRate(node, undefined)
+          const beside = await besideRules(node, redisServer, RULES, RULES_RATE, async () => await plainRate(node, redisServer.pid()))
+          const mine = subscribers.get(node.name) ?? { alone: [], beside: [] }
+          subscribers.set(node.name, mine)
+          mine.alone.push(alone)
+          mine.beside.push(beside)
+          process.stdout.write(`[subscribers${tag(node)} ${round}/${ROUNDS}] alone ${alone.rate.toFixed(0)} msg/s (node ${alone.nodeUsPerMsg.toFixed(1)} µs/msg; ${describeCpu(alone.cpu)})\n`)
+          process.stdout.write(`[subscribers${tag(node)} ${round}/${ROUNDS}] beside ${RULES} rules fed ${RULES_RATE} msg/s: ${beside.rate.toFixed(0)} msg/s (${beside.nodeUsPerMsg.toFixed(1)} µs/msg; ${describeCpu(beside.cpu)}): ${(beside.rate / alone.rate).toFixed(2)}x\n`)
+        }
       }
     } else if (cli.subscribers) {
       console.warn('skipping the plain-subscriber part: it needs Redis')
     }
   } finally {
-    await node?.broker.stop()
+    for (const node of nodes) await node.broker.stop()
     for (const s of servers.values()) await s.stop()
   }
 
-  const table = new Table({ head: ['backend', 'batching', 'ceiling rows/s (min-max)', 'through one rule rows/s (min-max)', 'ratio (median)', 'node CPU µs/row', 'failed'] })
+  const cpuCell = (xs: CpuShare[]): string => {
+    const m = (f: (c: CpuShare) => number): string => median(xs.map(f)).toFixed(0)
+    return `${m((c) => c.node)}+${m((c) => c.nodeWait)} / ${m((c) => c.server)}+${m((c) => c.serverWait)} / ${m((c) => c.bench)}+${m((c) => c.benchWait)}`
+  }
+  const table = new Table({ head: ['backend', 'batching', ...(BUILDS.length > 1 ? ['node'] : []), 'ceiling rows/s (min-max)', 'through one rule rows/s (min-max)', 'ratio (median)', 'node CPU µs/row', 'rule run CPU %, run+waited: node / server / bench', 'failed'] })
   const range = (xs: number[]): string => `${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`
   for (const r of results) {
     const ratios = r.rules.map((x, i) => x / r.ceilings[i])
-    if (r.error !== undefined && r.rules.length === 0) table.push([r.backend, r.batching ? `on (${BATCH_SIZE})` : 'off', { colSpan: 5, content: `failed: ${r.error}` }])
-    else table.push([r.backend, r.batching ? `on (${BATCH_SIZE})` : 'off', range(r.ceilings), range(r.rules), median(ratios).toFixed(2) + 'x', median(r.nodeUsPerRow).toFixed(1), r.failed])
+    const head = [r.backend, r.batching ? `on (${BATCH_SIZE})` : 'off', ...(BUILDS.length > 1 ? [r.node] : [])]
+    if (r.error !== undefined && r.rules.length === 0) table.push([...head, { colSpan: 6, content: `failed: ${r.error}` }])
+    else table.push([...head, range(r.ceilings), range(r.rules), `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`, median(r.nodeUsPerRow).toFixed(1), cpuCell(r.ruleCpu), r.failed])
   }
   process.stdout.write(table.toString() + '\n')
-  if (floors.length > 0) {
-    const us = floors.map((f) => f.cpu.node / 100 * 1e6 / f.rate)
-    process.stdout.write(`ingest floor (the feeder, no rule): ${range(floors.map((f) => f.rate))} msg/s, node ${median(us).toFixed(1)} µs/msg (${Math.min(...us).toFixed(1)}-${Math.max(...us).toFixed(1)})\n`)
+  for (const [name, fs] of floors) {
+    const us = fs.map((f) => f.cpu.node / 100 * 1e6 / f.rate)
+    process.stdout.write(`ingest floor${BUILDS.length > 1 ? ` ${name}` : ''} (the feeder, no rule): ${range(fs.map((f) => f.rate))} msg/s, node ${median(us).toFixed(1)} µs/msg (${Math.min(...us).toFixed(1)}-${Math.max(...us).toFixed(1)})\n`)
   }
-  if (subscribers !== undefined) {
-    const { alone, beside } = subscribers
+  for (const [name, { alone, beside }] of subscribers) {
     const ratios = beside.map((x, i) => x.rate / alone[i].rate)
     const us = (xs: PlainRate[]): string => median(xs.map((x) => x.nodeUsPerMsg)).toFixed(1)
-    process.stdout.write(`plain subscribers: alone ${range(alone.map((x) => x.rate))} msg/s (node ${us(alone)} µs/msg), beside ${RULES} rules (${RULES_RATE} msg/s into them) ` +
-      `${range(beside.map((x) => x.rate))} msg/s (node ${us(beside)} µs/msg, the rules' work included): ${median(ratios).toFixed(2)}x\n`)
+    process.stdout.write(`plain subscribers${BUILDS.length > 1 ? ` ${name}` : ''}: alone ${range(alone.map((x) => x.rate))} msg/s (node ${us(alone)} µs/msg), beside ${RULES} rules (${RULES_RATE} msg/s into them) ` +
+      `${range(beside.map((x) => x.rate))} msg/s (node ${us(beside)} µs/msg, the rules' work included): ${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})\n`)
   }
   if (cli.json !== undefined) {
-    writeFileSync(cli.json, JSON.stringify({ date: new Date().toISOString(), loadAverage: os.loadavg(), batchSize: BATCH_SIZE, durationMs: DURATION_MS, rounds: ROUNDS, results, floors, subscribers, rules: RULES, rulesRate: RULES_RATE }, null, 2))
+    writeFileSync(cli.json, JSON.stringify({ date: new Date().toISOString(), loadAverage: os.loadavg(), builds: BUILDS, batchSize: BATCH_SIZE, durationMs: DURATION_MS, rounds: ROUNDS, results, floors: Object.fromEntries(floors), subscribers: Object.fromEntries(subscribers), rules: RULES, rulesRate: RULES_RATE }, null, 2))
   }
 }
 

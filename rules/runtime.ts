@@ -390,27 +390,11 @@ export class RuleRuntime {
    * fallbacks run (each on its own, as with `continue`). `settled` hears the outcome.
    */
   private runAction (job: Job, action: BoundAction, settled: ((ok: boolean) => void) | undefined): void {
-    const { logger } = this.init
     action.counters.taken++
     // a holding action's publish goes on once the run settled, whichever way
     const release = action.holds ? job.hold?.release : undefined
-    const fail = (err: unknown): void => {
-      release?.()
-      action.counters.failed++
-      if (Date.now() - action.lastError > LOG_EVERY_MS) {
-        action.lastError = Date.now()
-        logger.warn({
-          rule_id: job.rule.id,
-          action: action.def.name,
-          action_id: action.id,
-          fallbacks: action.fallbacks.length,
-          on_action_failed: job.rule.stopOnFailure ? 'stop' : 'continue',
-          err: (err as Error)?.message ?? String(err)
-        }, 'rule action failed')
-      }
-      for (const fallback of action.fallbacks) this.runAction(job, fallback, undefined)
-      settled?.(false)
-    }
+    // the job (the selected data, the event's columns) stays reachable while the run is out only for fallbacks
+    const fail = this.failure(job.rule, action, release, settled, action.fallbacks.length > 0 ? job : undefined)
     let result: Promise<void> | void
     try {
       result = action.def.run(job.selected, new JobContext(this.init, this.publisher, job, action))
@@ -419,11 +403,32 @@ export class RuleRuntime {
       return
     }
     if (result instanceof Promise) {
-      result.then(() => { action.counters.success++; release?.(); settled?.(true) }, fail)
+      result.then(settled === undefined && release === undefined ? () => { action.counters.success++ } : () => { action.counters.success++; release?.(); settled?.(true) }, fail)
     } else {
       action.counters.success++
       release?.()
       settled?.(true)
+    }
+  }
+
+  /** What runs when `action` failed: the count, a log line at most every {@link LOG_EVERY_MS}, its fallbacks (on `job`), `settled`. */
+  private failure (rule: Runnable, action: BoundAction, release: (() => void) | undefined, settled: ((ok: boolean) => void) | undefined, job: Job | undefined): (err: unknown) => void {
+    return (err) => {
+      release?.()
+      action.counters.failed++
+      if (Date.now() - action.lastError > LOG_EVERY_MS) {
+        action.lastError = Date.now()
+        this.init.logger.warn({
+          rule_id: rule.id,
+          action: action.def.name,
+          action_id: action.id,
+          fallbacks: action.fallbacks.length,
+          on_action_failed: rule.stopOnFailure ? 'stop' : 'continue',
+          err: (err as Error)?.message ?? String(err)
+        }, 'rule action failed')
+      }
+      if (job !== undefined) for (const fallback of action.fallbacks) this.runAction(job, fallback, undefined)
+      settled?.(false)
     }
   }
 
