@@ -10,20 +10,10 @@ import net from 'node:net'
 import { once } from 'node:events'
 import { MqttFramer, PacketType } from './mqtt-framer.js'
 import { encodeConnect } from './packets.js'
+import { writeVarint } from '../node/mqtt/wire-bytes.js'
 
 /** How long the CONNACK may take (ms). */
 const CONNECT_TIMEOUT_MS = 10_000
-
-/** Writes the Remaining Length varint of §2.2.3 at `offset`; returns the next offset. */
-function writeLength (buf: Buffer, offset: number, length: number): number {
-  do {
-    let digit = length % 128
-    length = Math.floor(length / 128)
-    if (length > 0) digit |= 0x80
-    buf[offset++] = digit
-  } while (length > 0)
-  return offset
-}
 
 /** One raw-socket publisher, QoS 0 only (nothing comes back but the CONNACK). */
 export class RawPublisher {
@@ -68,7 +58,7 @@ export class RawPublisher {
     let at = 0
     for (const p of payloads) {
       buf[at++] = 0x30 // PUBLISH, QoS 0, no DUP, no RETAIN
-      at = writeLength(buf, at, 2 + topicBytes.length + p.length)
+      at = writeVarint(buf, at, 2 + topicBytes.length + p.length) // Remaining Length, §2.2.3
       buf.writeUInt16BE(topicBytes.length, at)
       at += 2
       at += topicBytes.copy(buf, at)

@@ -9,14 +9,21 @@
  *      one write in flight, as fast as the server takes them;
  *    - **through one rule**: a node (`bin/starling`) with the plugin loaded, one resource and
  *      one rule (`SELECT clientid, topic, payload.seq as seq, payload.temp as temp FROM
- *      "bench/#"`), fed QoS 0 messages by one MQTT publisher kept a backlog ahead of the
- *      action's `success` count (polled over the HTTP API): rows written per second;
+ *      "bench/#"`), fed QoS 0 messages (each its own JSON, `{"seq":N,"temp":T}`) by a
+ *      raw-socket publisher (integrations-feeder.ts) kept a backlog ahead of the action's
+ *      `success + failed` count (polled over the HTTP API): rows written per second;
  *    - their ratio (the target is at least 0.8).
- *    Rounds alternate ceiling and rule runs; the table shows medians and the spread.
+ *    Rounds alternate ceiling and rule runs; the table shows medians and the spread. Before
+ *    them, the node's **ingest floor**: the same feeder with no rule (its CPU per message).
+ *    Every window reports each process's CPU and how long it waited on a run queue (the
+ *    machine's other work), so a CPU-bound node tells itself apart from one waiting on I/O.
  * 2. Plain subscribers beside 100 rules: one publisher (QoS 1, a window of 100) and one
  *    subscriber on `plain/#` on the same node, messages delivered per second, alone and while
  *    100 rules (each `FROM "data/<i>"` with a data_to_redis action on one Redis resource) are fed
  *    `--rules-rate` messages per second; the ratio (the target is at least 0.9).
+ *
+ * `--nodes base=<root>,now=<root>` runs several builds of the node side by side (each its own
+ * process), taking turns in every round, for A/B comparisons against one ceiling.
  */
 import { writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -365,7 +372,7 @@ async function main (): Promise<void> {
   if (!cli.subscribers && runnable.length === 0) throw new Error('no backend can run here')
   const servers = new Map<string, BackendServer>()
   const results: ModeResult[] = []
-  const subscribers = new Map<string, { alone: PlainRate[], beside: PlainRate[] }>()
+  const subscribers = new Map<string, { alone: PlainRate[], beside: PlainRate[], rulesOnly: CpuShare[] }>()
   const floors = new Map<string, FedRun[]>()
   const nodes: Node[] = []
   const tag = (n: Node): string => BUILDS.length > 1 ? ` ${n.name}` : ''
@@ -423,10 +430,22 @@ async function main (): Promise<void> {
         for (const node of order) {
           const alone = await plainRate(node, undefined)
           const beside = await besideRules(node, redisServer, RULES, RULES_RATE, async () => await plainRate(node, redisServer.pid()))
-          const mine = subscribers.get(node.name) ?? { alone: [], beside: [] }
+          // what the rules' own work costs the node, without the pair
+          const rulesOnly = RULES_RATE === 0
+            ? undefined
+            : await besideRules(node, redisServer, RULES, RULES_RATE, async () => {
+              const cpu = cpuWindow(node.broker.pid, redisServer.pid())
+              await sleep(DURATION_MS)
+              return cpu()
+            })
+          const mine = subscribers.get(node.name) ?? { alone: [], beside: [], rulesOnly: [] }
           subscribers.set(node.name, mine)
           mine.alone.push(alone)
           mine.beside.push(beside)
+          if (rulesOnly !== undefined) {
+            mine.rulesOnly.push(rulesOnly)
+            process.stdout.write(`[subscribers${tag(node)} ${round}/${ROUNDS}] the ${RULES} rules alone, fed ${RULES_RATE} msg/s: node ${(rulesOnly.node / 100 * 1e6 / RULES_RATE).toFixed(0)} µs per rule message; ${describeCpu(rulesOnly)}\n`)
+          }
           process.stdout.write(`[subscribers${tag(node)} ${round}/${ROUNDS}] alone ${alone.rate.toFixed(0)} msg/s (node ${alone.nodeUsPerMsg.toFixed(1)} µs/msg; ${describeCpu(alone.cpu)})\n`)
           process.stdout.write(`[subscribers${tag(node)} ${round}/${ROUNDS}] beside ${RULES} rules fed ${RULES_RATE} msg/s: ${beside.rate.toFixed(0)} msg/s (${beside.nodeUsPerMsg.toFixed(1)} µs/msg; ${describeCpu(beside.cpu)}): ${(beside.rate / alone.rate).toFixed(2)}x\n`)
         }
@@ -456,11 +475,12 @@ async function main (): Promise<void> {
     const us = fs.map((f) => f.cpu.node / 100 * 1e6 / f.rate)
     process.stdout.write(`ingest floor${BUILDS.length > 1 ? ` ${name}` : ''} (the feeder, no rule): ${range(fs.map((f) => f.rate))} msg/s, node ${median(us).toFixed(1)} µs/msg (${Math.min(...us).toFixed(1)}-${Math.max(...us).toFixed(1)})\n`)
   }
-  for (const [name, { alone, beside }] of subscribers) {
+  for (const [name, { alone, beside, rulesOnly }] of subscribers) {
     const ratios = beside.map((x, i) => x.rate / alone[i].rate)
     const us = (xs: PlainRate[]): string => median(xs.map((x) => x.nodeUsPerMsg)).toFixed(1)
     process.stdout.write(`plain subscribers${BUILDS.length > 1 ? ` ${name}` : ''}: alone ${range(alone.map((x) => x.rate))} msg/s (node ${us(alone)} µs/msg), beside ${RULES} rules (${RULES_RATE} msg/s into them) ` +
-      `${range(beside.map((x) => x.rate))} msg/s (node ${us(beside)} µs/msg, the rules' work included): ${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})\n`)
+      `${range(beside.map((x) => x.rate))} msg/s (node ${us(beside)} µs/msg, the rules' work included): ${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})` +
+      (rulesOnly.length === 0 ? '' : `; the rules alone: node ${range(rulesOnly.map((c) => c.node / 100 * 1e6 / RULES_RATE))} µs per rule message`) + '\n')
   }
   if (cli.json !== undefined) {
     writeFileSync(cli.json, JSON.stringify({ date: new Date().toISOString(), loadAverage: os.loadavg(), builds: BUILDS, batchSize: BATCH_SIZE, durationMs: DURATION_MS, rounds: ROUNDS, results, floors: Object.fromEntries(floors), subscribers: Object.fromEntries(subscribers), rules: RULES, rulesRate: RULES_RATE }, null, 2))
