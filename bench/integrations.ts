@@ -9,14 +9,21 @@
  *      one write in flight, as fast as the server takes them;
  *    - **through one rule**: a node (`bin/starling`) with the plugin loaded, one resource and
  *      one rule (`SELECT clientid, topic, payload.seq as seq, payload.temp as temp FROM
- *      "bench/#"`), fed QoS 0 messages by one MQTT publisher kept a backlog ahead of the
- *      action's `success` count (polled over the HTTP API): rows written per second;
+ *      "bench/#"`), fed QoS 0 messages (each its own JSON, `{"seq":N,"temp":T}`) by a
+ *      raw-socket publisher (integrations-feeder.ts) kept a backlog ahead of the action's
+ *      `success + failed` count (polled over the HTTP API): rows written per second;
  *    - their ratio (the target is at least 0.8).
- *    Rounds alternate ceiling and rule runs; the table shows medians and the spread.
+ *    Rounds alternate ceiling and rule runs; the table shows medians and the spread. Before
+ *    them, the node's **ingest floor**: the same feeder with no rule (its CPU per message).
+ *    Every window reports each process's CPU and how long it waited on a run queue (the
+ *    machine's other work), so a CPU-bound node tells itself apart from one waiting on I/O.
  * 2. Plain subscribers beside 100 rules: one publisher (QoS 1, a window of 100) and one
  *    subscriber on `plain/#` on the same node, messages delivered per second, alone and while
  *    100 rules (each `FROM "data/<i>"` with a data_to_redis action on one Redis resource) are fed
  *    `--rules-rate` messages per second; the ratio (the target is at least 0.9).
+ *
+ * `--nodes base=<root>,now=<root>` runs several builds of the node side by side (each its own
+ * process), taking turns in every round, for A/B comparisons against one ceiling.
  */
 import { writeFileSync } from 'node:fs'
 import os from 'node:os'
@@ -30,7 +37,8 @@ import { loadConfig } from '../node/config/index.js'
 import { silentLogger } from '../node/logger.js'
 import type { ParamSpecs, ResourceComponents } from '../rules/types.js'
 import { freePort } from '../test/helpers/servers/system.js'
-import { clockTicksPerSecond, readProcessTree } from './proc-stats.js'
+import { clockTicksPerSecond, readProcessTree, readSched } from './proc-stats.js'
+import { RawPublisher } from './integrations-feeder.js'
 import { startBroker, starlingTarget, type BrokerTarget, type RunningBroker } from './broker-process.js'
 import { BACKENDS, BENCH_SQL, benchSelection, benchTemp, type Backend, type BackendServer } from './integrations-backends.js'
 
@@ -48,12 +56,14 @@ const program = new Command('bench:integrations')
   .option('--rules <n>', 'rules running beside the plain subscribers', '100')
   .option('--rules-rate <msg/s>', 'messages per second fed to those rules (all of them together; 0: none, the rules only listen)', '1000')
   .option('--backlog <n>', 'messages the rule\'s publisher keeps ahead of the action\'s outcomes (default max(2000, 64 x batch size))')
+  .option('--nodes <list>', 'node builds to compare, name=repository root (built), comma-separated; rounds interleave them', 'now=.')
+  .option('--batching <modes>', 'batching modes to run: on, off or on,off', 'on,off')
   .option('--no-subscribers', 'skip the plain-subscriber part')
   .option('--no-throughput', 'skip the rule-versus-ceiling part (the subscriber part still starts Redis)')
   .option('--json <file>', 'also write every run and the summary as JSON')
   .parse(process.argv)
 
-const cli = program.opts<{ throughput: boolean, backlog?: string, backends: string, batchSize: string, duration: string, warmup: string, rounds: string, rules: string, rulesRate: string, subscribers: boolean, json?: string }>()
+const cli = program.opts<{ nodes: string, batching: string, throughput: boolean, backlog?: string, backends: string, batchSize: string, duration: string, warmup: string, rounds: string, rules: string, rulesRate: string, subscribers: boolean, json?: string }>()
 const num = (name: string, value: string): number => {
   const n = Number(value)
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, not ${value}`)
@@ -67,6 +77,13 @@ const RULES = num('rules', cli.rules)
 const RULES_RATE = Number(cli.rulesRate) === 0 ? 0 : num('rules-rate', cli.rulesRate)
 const BACKLOG = cli.backlog === undefined ? undefined : num('backlog', cli.backlog)
 const names = cli.backends === 'all' ? Object.keys(BACKENDS) : cli.backends.split(',').map((s) => s.trim())
+const BUILDS = cli.nodes.split(',').map((spec) => {
+  const eq = spec.indexOf('=')
+  if (eq <= 0) throw new Error(`--nodes takes name=root,..., not ${spec}`)
+  return { name: spec.slice(0, eq).trim(), root: path.resolve(spec.slice(eq + 1).trim() === '.' ? repoRoot : spec.slice(eq + 1).trim()) }
+})
+const MODES = cli.batching.split(',').map((m) => m.trim())
+if (MODES.length === 0 || MODES.some((m) => m !== 'on' && m !== 'off')) throw new Error(`--batching takes on, off or on,off, not ${cli.batching}`)
 for (const n of names) if (BACKENDS[n] === undefined) throw new Error(`unknown backend ${n}: ${Object.keys(BACKENDS).join(', ')}`)
 
 const API_USER = 'admin'
@@ -84,13 +101,13 @@ function median (xs: number[]): number {
   return s.length === 0 ? NaN : s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 
-/** The node under test: every backend's plugin loaded, its management API on a known port. */
-interface Node { broker: RunningBroker, api: (method: string, p: string, body?: unknown) => Promise<any> }
+/** A node under test: every backend's plugin loaded, its management API on a known port; `name` its build's. */
+interface Node { name: string, broker: RunningBroker, api: (method: string, p: string, body?: unknown) => Promise<any> }
 
-async function startNode (backends: Backend[]): Promise<Node> {
+async function startNode (build: { name: string, root: string }, backends: Backend[]): Promise<Node> {
   const plugins = [...new Set(backends.map((b) => b.plugin))]
   const apiPort = await freePort()
-  const base = starlingTarget(repoRoot, {
+  const base = starlingTarget(build.root, {
     STARLING_MANAGEMENT__LISTENER__HTTP: `127.0.0.1:${apiPort}`,
     STARLING_MANAGEMENT__DEFAULT_APPLICATION__SECRET: API_SECRET,
     STARLING_BROKER__SYS_INTERVAL: '0'
@@ -104,7 +121,7 @@ async function startNode (backends: Backend[]): Promise<Node> {
   }
   const why = target.unavailable()
   if (why !== null) throw new Error(why)
-  const broker = await startBroker(target, 65_536, repoRoot)
+  const broker = await startBroker(target, 65_536, build.root)
   const auth = 'Basic ' + Buffer.from(`${API_USER}:${API_SECRET}`).toString('base64')
   const api = async (method: string, p: string, body?: unknown): Promise<any> => {
     const res = await fetch(`http://127.0.0.1:${apiPort}/api/v3${p}`, {
@@ -122,7 +139,7 @@ async function startNode (backends: Backend[]): Promise<Node> {
     if (Date.now() > deadline) throw new Error(`the plugins ${plugins.join(', ')} did not load:\n${broker.output()}`)
     await sleep(100)
   }
-  return { broker, api }
+  return { name: build.name, broker, api }
 }
 
 async function connectMqtt (port: number, clientId: string): Promise<MqttClient> {
@@ -132,7 +149,7 @@ async function connectMqtt (port: number, clientId: string): Promise<MqttClient>
 }
 
 /** The plain client's rows per second: `batch` rows per write, one write in flight. */
-async function ceiling (backend: Backend, server: BackendServer, batch: number): Promise<number> {
+async function ceiling (backend: Backend, server: BackendServer, batch: number, nodePid: number): Promise<{ rate: number, cpu: CpuShare }> {
   const components = { name: 'bench', config: loadConfig({ env: {} }), logger: silentLogger() } as unknown as ResourceComponents
   const client = await backend.type.dataClient({ ...defaults(backend.type.params), ...server.config }, components)
   try {
@@ -147,95 +164,141 @@ async function ceiling (backend: Backend, server: BackendServer, batch: number):
     const warm = performance.now() + WARMUP_MS
     while (performance.now() < warm) await writeBatch()
     const t0 = performance.now()
+    const cpu = cpuWindow(nodePid, server.pid())
     let rows = 0
     while (performance.now() - t0 < DURATION_MS) { await writeBatch(); rows += batch }
-    return rows / ((performance.now() - t0) / 1000)
+    return { rate: rows / ((performance.now() - t0) / 1000), cpu: cpu() }
   } finally {
     await client.close()
   }
 }
 
-/** Rows per second written through one rule, the publisher kept `backlog` messages ahead of the action's outcomes. */
-/** CPU % (of one core) of the node, the server and this process over a window. */
-interface CpuShare { node: number, server: number, bench: number }
+/**
+ * CPU % (of one core) of the node, the server and this process over a window, and the % of
+ * the window they waited on a run queue (runnable, the CPUs busy with others: the machine, not
+ * the process, was the bound then): the main thread of the node and of this process, every
+ * thread of the server's processes. `load`: the 1-minute load average at the end.
+ */
+interface CpuShare { node: number, server: number, bench: number, nodeWait: number, serverWait: number, benchWait: number, load: number }
 
-/** Starts measuring the CPU of the node and the server; the result is read at the window's end. */
+/** Starts measuring the CPU of the node, the server and this process; the result is read at the window's end. */
 function cpuWindow (nodePid: number, serverPid: number | undefined): () => CpuShare {
   const ticks = clockTicksPerSecond()
-  const n0 = readProcessTree(nodePid).cpuTicks
-  const s0 = serverPid === undefined ? 0 : readProcessTree(serverPid).cpuTicks
-  const b0 = process.cpuUsage()
+  // this process's tree holds the node and the servers it started: its own threads only
+  const self = (): number => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6 * ticks }
+  const cpuOf = (pid: number | undefined): number => pid === undefined ? NaN : pid === process.pid ? self() : readProcessTree(pid).cpuTicks
+  // a Node.js process's JavaScript is its main thread; a server may be many processes
+  const waitOf = (pid: number | undefined): number => pid === undefined ? NaN : readSched(pid, pid === serverPid ? 'tree' : 'main').waitNs
+  const pids = [nodePid, serverPid, process.pid]
+  const cpu0 = pids.map(cpuOf)
+  const wait0 = pids.map(waitOf)
   const t0 = performance.now()
   return () => {
     const seconds = (performance.now() - t0) / 1000
-    const b = process.cpuUsage(b0)
-    return {
-      node: (readProcessTree(nodePid).cpuTicks - n0) / ticks / seconds * 100,
-      server: serverPid === undefined ? NaN : (readProcessTree(serverPid).cpuTicks - s0) / ticks / seconds * 100,
-      bench: (b.user + b.system) / 1e6 / seconds * 100
-    }
+    const [node, server, bench] = pids.map((pid, i) => (cpuOf(pid) - cpu0[i]) / ticks / seconds * 100)
+    const [nodeWait, serverWait, benchWait] = pids.map((pid, i) => (waitOf(pid) - wait0[i]) / 1e9 / seconds * 100)
+    return { node, server, bench, nodeWait, serverWait, benchWait, load: os.loadavg()[0] }
   }
 }
 
-async function throughRule (node: Node, backend: Backend, server: BackendServer, batching: boolean): Promise<{ rate: number, failed: number, cpu: CpuShare }> {
+/** A window's CPU shares for the progress lines. */
+function describeCpu (c: CpuShare): string {
+  const one = (cpu: number, wait: number): string => Number.isNaN(cpu) ? '-' : `${cpu.toFixed(0)}% (waited ${wait.toFixed(0)}%)`
+  return `CPU of one core: node ${one(c.node, c.nodeWait)}, server ${one(c.server, c.serverWait)}, bench ${one(c.bench, c.benchWait)}; load ${c.load.toFixed(1)}`
+}
+
+/** Message `seq`'s payload: the JSON the rule's SELECT reads (the ceiling's rows are made of the same). */
+function benchPayload (seq: number): string {
+  return JSON.stringify({ seq, temp: benchTemp(seq) })
+}
+
+/** How often the feeder asks the node how far it got (each ask costs the node an HTTP request). */
+const POLL_MS = 100
+
+/** What a fed window measured: items done per second (by the node's count), failures, the CPU shares. */
+interface FedRun { rate: number, failed: number, cpu: CpuShare }
+
+/**
+ * Feeds `bench/a` with the bench's per-message JSON from a raw-socket publisher, kept `backlog`
+ * messages ahead of `progress` (the node's count of items done, asked every {@link POLL_MS}),
+ * for the warm-up and the window; the rate is the count's rise between two answers over the
+ * time between them.
+ */
+async function fed (node: Node, serverPid: number | undefined, backlog: number, progress: () => Promise<{ done: number, failed: number }>): Promise<FedRun> {
+  const pub = await RawPublisher.connect(node.broker.port, 'bench-pub')
+  let last = { ...await progress(), at: performance.now() }
+  let running = true
+  const poll = async (): Promise<void> => {
+    while (running) {
+      await sleep(POLL_MS)
+      last = { ...await progress(), at: performance.now() }
+    }
+  }
+  let sent = last.done
+  const feed = async (): Promise<void> => {
+    while (running) {
+      const room = Math.min(backlog - (sent - last.done), 4096)
+      const payloads: string[] = []
+      for (let i = 0; i < room; i++) payloads.push(benchPayload(sent++))
+      await pub.publish('bench/a', payloads)
+      await (room < 4096 ? sleep(5) : new Promise((resolve) => setImmediate(resolve)))
+    }
+  }
+  const polling = poll()
+  const feeding = feed()
+  try {
+    await sleep(WARMUP_MS)
+    const first = last
+    const cpu = cpuWindow(node.broker.pid, serverPid)
+    await sleep(DURATION_MS)
+    const end = last
+    const share = cpu()
+    return { rate: (end.done - end.failed - first.done + first.failed) / ((end.at - first.at) / 1000), failed: end.failed, cpu: share }
+  } finally {
+    running = false
+    await Promise.all([polling, feeding])
+    await pub.close()
+  }
+}
+
+/** Rows per second written through one rule, the publisher kept `backlog` messages ahead of the action's outcomes. */
+async function throughRule (node: Node, backend: Backend, server: BackendServer, batching: boolean): Promise<FedRun> {
   const resource = await node.api('POST', '/resources', { name: `bench_${backend.name}`, type: backend.type.name, config: server.config })
   const rule = await node.api('POST', '/rules', {
     rawsql: BENCH_SQL,
     actions: [{ name: backend.action.name, params: { $resource: resource.id, ...server.params, enable_batch: batching, batch_size: BATCH_SIZE } }]
   })
-  const pub = await connectMqtt(node.broker.port, 'bench-pub')
   // enough that the action's pump (16 buffer entries of up to batch_size rows per write) never waits for the publisher between polls
-  const backlog = BACKLOG ?? Math.max(2000, 4 * 16 * (batching ? BATCH_SIZE : 1))
-  let done = 0
-  let failed = 0
-  let running = true
-  const poll = async (): Promise<void> => {
-    while (running) {
+  const backlog = BACKLOG ?? Math.max(20_000, 4 * 16 * (batching ? BATCH_SIZE : 1))
+  try {
+    return await fed(node, server.pid(), backlog, async () => {
       const data = await node.api('GET', `/rules/${rule.id as string}`)
       const m = (data.actions[0].metrics as Array<{ success: number, failed: number }>).reduce((a, x) => ({ success: a.success + x.success, failed: a.failed + x.failed }), { success: 0, failed: 0 })
-      done = m.success + m.failed
-      failed = m.failed
-      await sleep(20)
-    }
-  }
-  let sent = 0
-  const feed = async (): Promise<void> => {
-    while (running) {
-      const room = backlog - (sent - done)
-      for (let i = 0; i < room; i++) {
-        const seq = sent++
-        pub.publish('bench/a', JSON.stringify({ seq, temp: benchTemp(seq) }), { qos: 0 })
-      }
-      await sleep(5)
-    }
-  }
-  try {
-    const polling = poll()
-    const feeding = feed()
-    await sleep(WARMUP_MS)
-    const d0 = done - failed
-    const t0 = performance.now()
-    const cpu = cpuWindow(node.broker.pid, server.pid())
-    await sleep(DURATION_MS)
-    const rate = (done - failed - d0) / ((performance.now() - t0) / 1000)
-    const share = cpu()
-    running = false
-    await Promise.all([polling, feeding])
-    return { rate, failed, cpu: share }
+      return { done: m.success + m.failed, failed: m.failed }
+    })
   } finally {
-    running = false
-    await pub.endAsync()
     await node.api('DELETE', `/rules/${rule.id as string}`)
     await node.api('DELETE', `/resources/${resource.id as string}`)
     await server.reset()
   }
 }
 
+/**
+ * The node's own floor: messages per second it takes from the same feeder with no rule at all
+ * (nobody subscribes; the count is its `messages.received`), and its CPU per message.
+ */
+async function ingestFloor (node: Node): Promise<FedRun> {
+  return await fed(node, undefined, 20_000, async () => {
+    const nodes = await node.api('GET', '/metrics/') as Array<{ metrics: Record<string, number> }>
+    return { done: nodes.reduce((a, n) => a + (n.metrics['messages.received'] ?? n.metrics['messages/received']), 0), failed: 0 }
+  })
+}
+
 /** What one plain publisher-subscriber window measured: messages per second, and the node's CPU per message. */
-interface PlainRate { rate: number, nodeUsPerMsg: number }
+interface PlainRate { rate: number, nodeUsPerMsg: number, cpu: CpuShare }
 
 /** Messages per second one QoS 1 publisher (a window of 100) gets to one subscriber on `plain/#`. */
-async function plainRate (node: Node): Promise<PlainRate> {
+async function plainRate (node: Node, serverPid: number | undefined): Promise<PlainRate> {
   const port = node.broker.port
   const sub = await connectMqtt(port, 'plain-sub')
   await sub.subscribeAsync('plain/#', { qos: 0 })
@@ -252,10 +315,11 @@ async function plainRate (node: Node): Promise<PlainRate> {
     await sleep(WARMUP_MS)
     const g0 = got
     const t0 = performance.now()
-    const cpu = cpuWindow(node.broker.pid, undefined)
+    const cpu = cpuWindow(node.broker.pid, serverPid)
     await sleep(DURATION_MS)
     const rate = (got - g0) / ((performance.now() - t0) / 1000)
-    return { rate, nodeUsPerMsg: cpu().node / 100 * 1e6 / rate }
+    const share = cpu()
+    return { rate, nodeUsPerMsg: share.node / 100 * 1e6 / rate, cpu: share }
   } finally {
     running = false
     await Promise.all(publishers)
@@ -277,17 +341,17 @@ async function besideRules<T> (node: Node, server: BackendServer, count: number,
       })
       rules.push(rule.id as string)
     }
-    const pub = await connectMqtt(node.broker.port, 'rules-pub')
+    const pub = await RawPublisher.connect(node.broker.port, 'rules-pub')
     let seq = 0
     // every 10 ms, rate/100 messages, round robin over the rules' topics
     const timer = rate === 0 ? undefined : setInterval(() => {
-      for (let i = 0; i < rate / 100; i++, seq++) pub.publish(`data/${seq % count}`, JSON.stringify({ seq, temp: 21.5 }), { qos: 0 })
+      for (let i = 0; i < rate / 100; i++, seq++) void pub.publish(`data/${seq % count}`, [benchPayload(seq)])
     }, 10)
     try {
       return await during()
     } finally {
       clearInterval(timer)
-      await pub.endAsync()
+      await pub.close()
     }
   } finally {
     for (const id of rules) await node.api('DELETE', `/rules/${id}`)
@@ -296,7 +360,7 @@ async function besideRules<T> (node: Node, server: BackendServer, count: number,
   }
 }
 
-interface ModeResult { backend: string, batching: boolean, ceilings: number[], rules: number[], failed: number, nodeUsPerRow: number[], error?: string }
+interface ModeResult { backend: string, batching: boolean, node: string, ceilings: number[], rules: number[], failed: number, nodeUsPerRow: number[], ceilingCpu: CpuShare[], ruleCpu: CpuShare[], error?: string }
 
 async function main (): Promise<void> {
   const runnable: Backend[] = []
@@ -308,73 +372,118 @@ async function main (): Promise<void> {
   if (!cli.subscribers && runnable.length === 0) throw new Error('no backend can run here')
   const servers = new Map<string, BackendServer>()
   const results: ModeResult[] = []
-  let subscribers: { alone: PlainRate[], beside: PlainRate[] } | undefined
-  let node: Node | undefined
+  const subscribers = new Map<string, { alone: PlainRate[], beside: PlainRate[], rulesOnly: CpuShare[] }>()
+  const floors = new Map<string, FedRun[]>()
+  const nodes: Node[] = []
+  const tag = (n: Node): string => BUILDS.length > 1 ? ` ${n.name}` : ''
   try {
     for (const b of runnable) {
       process.stdout.write(`starting ${b.name} ...\n`)
       servers.set(b.name, await b.start())
     }
-    node = await startNode(runnable)
+    for (const build of BUILDS) nodes.push(await startNode(build, runnable))
+    for (let round = 1; round <= (cli.throughput ? ROUNDS : 0); round++) {
+      for (const node of nodes) {
+        const f = await ingestFloor(node)
+        floors.set(node.name, [...floors.get(node.name) ?? [], f])
+        process.stdout.write(`[ingest floor${tag(node)} ${round}/${ROUNDS}] no rule: ${f.rate.toFixed(0)} msg/s, node ${(f.cpu.node / 100 * 1e6 / f.rate).toFixed(1)} µs/msg; ${describeCpu(f.cpu)}\n`)
+      }
+    }
     for (const b of cli.throughput ? runnable : []) {
       const server = servers.get(b.name)!
-      for (const batching of [true, false]) {
-        const r: ModeResult = { backend: b.name, batching, ceilings: [], rules: [], failed: 0, nodeUsPerRow: [] }
-        results.push(r)
-        for (let round = 1; round <= ROUNDS && r.error === undefined; round++) {
+      for (const batching of MODES.map((m) => m === 'on')) {
+        const mode = `${b.name} batch ${batching ? 'on' : 'off'}`
+        const rs = nodes.map((n): ModeResult => ({ backend: b.name, batching, node: n.name, ceilings: [], rules: [], failed: 0, nodeUsPerRow: [], ceilingCpu: [], ruleCpu: [] }))
+        results.push(...rs)
+        for (let round = 1; round <= ROUNDS && rs[0].error === undefined; round++) {
           let c: number
           try {
-            c = await ceiling(b, server, batching ? BATCH_SIZE : 1)
+            const plain = await ceiling(b, server, batching ? BATCH_SIZE : 1, nodes[0].broker.pid)
+            c = plain.rate
+            for (const r of rs) r.ceilingCpu.push(plain.cpu)
+            process.stdout.write(`[${mode} ${round}/${ROUNDS}] ceiling ${c.toFixed(0)} rows/s; ${describeCpu(plain.cpu)}\n`)
           } catch (err) {
-            r.error = (err as Error).message
-            process.stdout.write(`[${b.name}] the ceiling failed: ${r.error}\n`)
+            for (const r of rs) r.error = (err as Error).message
+            process.stdout.write(`[${b.name}] the ceiling failed: ${(err as Error).message}\n`)
             break
           }
           await server.reset()
-          const t = await throughRule(node, b, server, batching)
-          r.ceilings.push(c)
-          r.rules.push(t.rate)
-          r.failed += t.failed
-          r.nodeUsPerRow.push(t.cpu.node / 100 * 1e6 / t.rate)
-          process.stdout.write(`[${b.name} batch ${batching ? 'on' : 'off'} ${round}/${ROUNDS}] ceiling ${c.toFixed(0)} rows/s, through the rule ${t.rate.toFixed(0)} rows/s (${(t.rate / c).toFixed(2)}x)${t.failed > 0 ? `, ${t.failed} failed` : ''}; CPU % node ${t.cpu.node.toFixed(0)}, server ${t.cpu.server.toFixed(0)}, bench ${t.cpu.bench.toFixed(0)}\n`)
+          // the builds take turns, the first one first in odd rounds and last in even ones
+          const order = round % 2 === 1 ? nodes.map((_, i) => i) : nodes.map((_, i) => nodes.length - 1 - i)
+          for (const i of order) {
+            const t = await throughRule(nodes[i], b, server, batching)
+            const r = rs[i]
+            r.ceilings.push(c)
+            r.rules.push(t.rate)
+            r.failed += t.failed
+            r.nodeUsPerRow.push(t.cpu.node / 100 * 1e6 / t.rate)
+            r.ruleCpu.push(t.cpu)
+            process.stdout.write(`[${mode}${tag(nodes[i])} ${round}/${ROUNDS}] through the rule ${t.rate.toFixed(0)} rows/s (${(t.rate / c).toFixed(2)}x), node ${(t.cpu.node / 100 * 1e6 / t.rate).toFixed(1)} µs/row${t.failed > 0 ? `, ${t.failed} failed` : ''}; ${describeCpu(t.cpu)}\n`)
+          }
         }
       }
     }
     const redisServer = servers.get('redis')
     if (cli.subscribers && redisServer !== undefined) {
-      subscribers = { alone: [], beside: [] }
       for (let round = 1; round <= ROUNDS; round++) {
-        const alone = await plainRate(node)
-        const beside = await besideRules(node, redisServer, RULES, RULES_RATE, async () => await plainRate(node!))
-        subscribers.alone.push(alone)
-        subscribers.beside.push(beside)
-        process.stdout.write(`[subscribers ${round}/${ROUNDS}] alone ${alone.rate.toFixed(0)} msg/s (node ${alone.nodeUsPerMsg.toFixed(1)} µs/msg), beside ${RULES} rules fed ${RULES_RATE} msg/s: ${beside.rate.toFixed(0)} msg/s (${beside.nodeUsPerMsg.toFixed(1)} µs/msg): ${(beside.rate / alone.rate).toFixed(2)}x\n`)
+        const order = round % 2 === 1 ? nodes : [...nodes].reverse()
+        for (const node of order) {
+          const alone = await plainRate(node, undefined)
+          const beside = await besideRules(node, redisServer, RULES, RULES_RATE, async () => await plainRate(node, redisServer.pid()))
+          // what the rules' own work costs the node, without the pair
+          const rulesOnly = RULES_RATE === 0
+            ? undefined
+            : await besideRules(node, redisServer, RULES, RULES_RATE, async () => {
+              const cpu = cpuWindow(node.broker.pid, redisServer.pid())
+              await sleep(DURATION_MS)
+              return cpu()
+            })
+          const mine = subscribers.get(node.name) ?? { alone: [], beside: [], rulesOnly: [] }
+          subscribers.set(node.name, mine)
+          mine.alone.push(alone)
+          mine.beside.push(beside)
+          if (rulesOnly !== undefined) {
+            mine.rulesOnly.push(rulesOnly)
+            process.stdout.write(`[subscribers${tag(node)} ${round}/${ROUNDS}] the ${RULES} rules alone, fed ${RULES_RATE} msg/s: node ${(rulesOnly.node / 100 * 1e6 / RULES_RATE).toFixed(0)} µs per rule message; ${describeCpu(rulesOnly)}\n`)
+          }
+          process.stdout.write(`[subscribers${tag(node)} ${round}/${ROUNDS}] alone ${alone.rate.toFixed(0)} msg/s (node ${alone.nodeUsPerMsg.toFixed(1)} µs/msg; ${describeCpu(alone.cpu)})\n`)
+          process.stdout.write(`[subscribers${tag(node)} ${round}/${ROUNDS}] beside ${RULES} rules fed ${RULES_RATE} msg/s: ${beside.rate.toFixed(0)} msg/s (${beside.nodeUsPerMsg.toFixed(1)} µs/msg; ${describeCpu(beside.cpu)}): ${(beside.rate / alone.rate).toFixed(2)}x\n`)
+        }
       }
     } else if (cli.subscribers) {
       console.warn('skipping the plain-subscriber part: it needs Redis')
     }
   } finally {
-    await node?.broker.stop()
+    for (const node of nodes) await node.broker.stop()
     for (const s of servers.values()) await s.stop()
   }
 
-  const table = new Table({ head: ['backend', 'batching', 'ceiling rows/s (min-max)', 'through one rule rows/s (min-max)', 'ratio (median)', 'node CPU µs/row', 'failed'] })
+  const cpuCell = (xs: CpuShare[]): string => {
+    const m = (f: (c: CpuShare) => number): string => median(xs.map(f)).toFixed(0)
+    return `${m((c) => c.node)}+${m((c) => c.nodeWait)} / ${m((c) => c.server)}+${m((c) => c.serverWait)} / ${m((c) => c.bench)}+${m((c) => c.benchWait)}`
+  }
+  const table = new Table({ head: ['backend', 'batching', ...(BUILDS.length > 1 ? ['node'] : []), 'ceiling rows/s (min-max)', 'through one rule rows/s (min-max)', 'ratio (median)', 'node CPU µs/row', 'rule run CPU %, run+waited: node / server / bench', 'failed'] })
   const range = (xs: number[]): string => `${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}-${Math.max(...xs).toFixed(0)})`
   for (const r of results) {
     const ratios = r.rules.map((x, i) => x / r.ceilings[i])
-    if (r.error !== undefined && r.rules.length === 0) table.push([r.backend, r.batching ? `on (${BATCH_SIZE})` : 'off', { colSpan: 5, content: `failed: ${r.error}` }])
-    else table.push([r.backend, r.batching ? `on (${BATCH_SIZE})` : 'off', range(r.ceilings), range(r.rules), median(ratios).toFixed(2) + 'x', median(r.nodeUsPerRow).toFixed(1), r.failed])
+    const head = [r.backend, r.batching ? `on (${BATCH_SIZE})` : 'off', ...(BUILDS.length > 1 ? [r.node] : [])]
+    if (r.error !== undefined && r.rules.length === 0) table.push([...head, { colSpan: 6, content: `failed: ${r.error}` }])
+    else table.push([...head, range(r.ceilings), range(r.rules), `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`, median(r.nodeUsPerRow).toFixed(1), cpuCell(r.ruleCpu), r.failed])
   }
   process.stdout.write(table.toString() + '\n')
-  if (subscribers !== undefined) {
-    const { alone, beside } = subscribers
+  for (const [name, fs] of floors) {
+    const us = fs.map((f) => f.cpu.node / 100 * 1e6 / f.rate)
+    process.stdout.write(`ingest floor${BUILDS.length > 1 ? ` ${name}` : ''} (the feeder, no rule): ${range(fs.map((f) => f.rate))} msg/s, node ${median(us).toFixed(1)} µs/msg (${Math.min(...us).toFixed(1)}-${Math.max(...us).toFixed(1)})\n`)
+  }
+  for (const [name, { alone, beside, rulesOnly }] of subscribers) {
     const ratios = beside.map((x, i) => x.rate / alone[i].rate)
     const us = (xs: PlainRate[]): string => median(xs.map((x) => x.nodeUsPerMsg)).toFixed(1)
-    process.stdout.write(`plain subscribers: alone ${range(alone.map((x) => x.rate))} msg/s (node ${us(alone)} µs/msg), beside ${RULES} rules (${RULES_RATE} msg/s into them) ` +
-      `${range(beside.map((x) => x.rate))} msg/s (node ${us(beside)} µs/msg, the rules' work included): ${median(ratios).toFixed(2)}x\n`)
+    process.stdout.write(`plain subscribers${BUILDS.length > 1 ? ` ${name}` : ''}: alone ${range(alone.map((x) => x.rate))} msg/s (node ${us(alone)} µs/msg), beside ${RULES} rules (${RULES_RATE} msg/s into them) ` +
+      `${range(beside.map((x) => x.rate))} msg/s (node ${us(beside)} µs/msg, the rules' work included): ${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})` +
+      (rulesOnly.length === 0 ? '' : `; the rules alone: node ${range(rulesOnly.map((c) => c.node / 100 * 1e6 / RULES_RATE))} µs per rule message`) + '\n')
   }
   if (cli.json !== undefined) {
-    writeFileSync(cli.json, JSON.stringify({ date: new Date().toISOString(), loadAverage: os.loadavg(), batchSize: BATCH_SIZE, durationMs: DURATION_MS, rounds: ROUNDS, results, subscribers, rules: RULES, rulesRate: RULES_RATE }, null, 2))
+    writeFileSync(cli.json, JSON.stringify({ date: new Date().toISOString(), loadAverage: os.loadavg(), builds: BUILDS, batchSize: BATCH_SIZE, durationMs: DURATION_MS, rounds: ROUNDS, results, floors: Object.fromEntries(floors), subscribers: Object.fromEntries(subscribers), rules: RULES, rulesRate: RULES_RATE }, null, 2))
   }
 }
 

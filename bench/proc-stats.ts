@@ -89,6 +89,42 @@ export function readProcessTree (rootPid: number): ProcessTreeStats {
   return result
 }
 
+/**
+ * Scheduler times (the kernel's schedstats, /proc/<pid>/task/<tid>/schedstat): nanoseconds
+ * run on a CPU and waited on a run queue (runnable but not running: the CPUs were busy with
+ * others). `tree`: every thread of `pid` and its descendants; `main`: `pid`'s main thread only
+ * (a Node.js process's JavaScript). Zeros without schedstats.
+ */
+export function readSched (pid: number, scope: 'tree' | 'main'): { runNs: number, waitNs: number } {
+  const out = { runNs: 0, waitNs: 0 }
+  const add = (path: string): void => {
+    try {
+      const [run, wait] = readFileSync(path, 'utf8').split(' ')
+      out.runNs += Number(run)
+      out.waitNs += Number(wait)
+    } catch {
+      // the thread exited
+    }
+  }
+  if (scope === 'main') {
+    add(`/proc/${pid}/task/${pid}/schedstat`)
+    return out
+  }
+  const queue = [pid]
+  while (queue.length > 0) {
+    const p = queue.pop() as number
+    let tasks: string[]
+    try {
+      tasks = readdirSync(`/proc/${p}/task`)
+    } catch {
+      continue
+    }
+    for (const task of tasks) add(`/proc/${p}/task/${task}/schedstat`)
+    queue.push(...childrenOf(p))
+  }
+  return out
+}
+
 /** True while `pid` exists and is not a zombie. */
 export function isAlive (pid: number): boolean {
   try {

@@ -75,15 +75,25 @@ interface BoundAction {
 /** One match to act on; `hold`, taken once per holding action, is released as each settles. */
 interface Job { rule: Runnable, selected: Record<string, unknown>, env: Columns, chain: readonly string[] | undefined, hold: PublishHold | undefined }
 
+/** Topics whose rules {@link EventRules} remembers, at most; past it the memo starts again empty. */
+const TOPIC_MEMO_MAX = 4096
+/** Topics longer than this are looked up in the index every time (a long key costs its hash per lookup anyway). */
+const TOPIC_MEMO_MAX_LENGTH = 256
+
 /**
  * The rules of one hook event. For message.publish, the EMQ X 4 rules whose FROM names topic
- * filters are indexed by those filters; every other rule runs on every event.
+ * filters are indexed by those filters; every other rule runs on every event. The rules of a
+ * topic are remembered (up to {@link TOPIC_MEMO_MAX} topics): a busy topic, selected by a rule
+ * or not, costs one map lookup per message instead of a walk of the index. The set is
+ * immutable once built (the runtime builds a new one whenever the rules change), so the memo
+ * never outlives the rules it was made of.
  */
 class EventRules {
   /** The rules for every event, in rule order. */
   readonly everyTopic: Runnable[] = []
   /** message.publish: the rules restricted to their FROM topic filters. */
   private readonly byTopic = new TopicIndex<Runnable>()
+  private memo = new Map<string, readonly Runnable[]>()
 
   constructor (private readonly hook: HookName) {}
 
@@ -97,6 +107,17 @@ class EventRules {
   /** The rules to run on a message on `topic`: each once, in rule order. */
   forTopic (topic: string): readonly Runnable[] {
     if (this.byTopic.empty) return this.everyTopic
+    if (topic.length > TOPIC_MEMO_MAX_LENGTH) return this.lookUp(topic)
+    let rules = this.memo.get(topic)
+    if (rules === undefined) {
+      if (this.memo.size >= TOPIC_MEMO_MAX) this.memo = new Map()
+      this.memo.set(topic, rules = this.lookUp(topic))
+    }
+    return rules
+  }
+
+  /** {@link forTopic} from the index. */
+  private lookUp (topic: string): readonly Runnable[] {
     const found = this.byTopic.match(topic, [])
     if (found.length === 0) return this.everyTopic
     if (found.length === 1 && this.everyTopic.length === 0) return found[0]
@@ -370,46 +391,20 @@ export class RuleRuntime {
    * fallbacks run (each on its own, as with `continue`). `settled` hears the outcome.
    */
   private runAction (job: Job, action: BoundAction, settled: ((ok: boolean) => void) | undefined): void {
-    const { logger } = this.init
     action.counters.taken++
     // a holding action's publish goes on once the run settled, whichever way
     const release = action.holds ? job.hold?.release : undefined
-    const fail = (err: unknown): void => {
-      release?.()
-      action.counters.failed++
-      if (Date.now() - action.lastError > LOG_EVERY_MS) {
-        action.lastError = Date.now()
-        logger.warn({
-          rule_id: job.rule.id,
-          action: action.def.name,
-          action_id: action.id,
-          fallbacks: action.fallbacks.length,
-          on_action_failed: job.rule.stopOnFailure ? 'stop' : 'continue',
-          err: (err as Error)?.message ?? String(err)
-        }, 'rule action failed')
-      }
-      for (const fallback of action.fallbacks) this.runAction(job, fallback, undefined)
-      settled?.(false)
-    }
-    const ctx: ActionContext = {
-      logger,
-      ruleId: job.rule.id,
-      actionId: action.id,
-      params: action.params,
-      resource: action.resourceId === undefined ? undefined : this.init.resource(action.resourceId),
-      instance: async () => action.resourceId === undefined ? undefined : await this.init.instance?.(action.resourceId),
-      env: job.env,
-      publish: async (message) => await this.publish(message, job.chain, job.rule.id)
-    }
+    // the job (the selected data, the event's columns) stays reachable while the run is out only for fallbacks
+    const fail = this.failure(job.rule, action, release, settled, action.fallbacks.length > 0 ? job : undefined)
     let result: Promise<void> | void
     try {
-      result = action.def.run(job.selected, ctx)
+      result = action.def.run(job.selected, new JobContext(this.init, this.publisher, job, action))
     } catch (err) {
       fail(err)
       return
     }
     if (result instanceof Promise) {
-      result.then(() => { action.counters.success++; release?.(); settled?.(true) }, fail)
+      result.then(settled === undefined && release === undefined ? () => { action.counters.success++ } : () => { action.counters.success++; release?.(); settled?.(true) }, fail)
     } else {
       action.counters.success++
       release?.()
@@ -417,9 +412,68 @@ export class RuleRuntime {
     }
   }
 
+  /** What runs when `action` failed: the count, a log line at most every {@link LOG_EVERY_MS}, its fallbacks (on `job`), `settled`. */
+  private failure (rule: Runnable, action: BoundAction, release: (() => void) | undefined, settled: ((ok: boolean) => void) | undefined, job: Job | undefined): (err: unknown) => void {
+    return (err) => {
+      release?.()
+      action.counters.failed++
+      if (Date.now() - action.lastError > LOG_EVERY_MS) {
+        action.lastError = Date.now()
+        this.init.logger.warn({
+          rule_id: rule.id,
+          action: action.def.name,
+          action_id: action.id,
+          fallbacks: action.fallbacks.length,
+          on_action_failed: rule.stopOnFailure ? 'stop' : 'continue',
+          err: (err as Error)?.message ?? String(err)
+        }, 'rule action failed')
+      }
+      if (job !== undefined) for (const fallback of action.fallbacks) this.runAction(job, fallback, undefined)
+      settled?.(false)
+    }
+  }
+
   /** Publishes a message marked with the chain of rules it went through (the loop guard). */
-  private async publish (message: RulePublish, chain: readonly string[] | undefined, ruleId: string): Promise<void> {
+  private readonly publisher = async (message: RulePublish, chain: readonly string[] | undefined, ruleId: string): Promise<void> => {
     this.init.marks.mark(message.topic, message.payload, chain === undefined ? [ruleId] : [...chain, ruleId])
     await this.init.node.broker.core.publish({ cmd: 'publish', topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain, dup: false })
+  }
+}
+
+/**
+ * One action run's {@link ActionContext}: its methods on the prototype and the bound resource
+ * looked up when asked, so a run (one per action per match) makes one object.
+ */
+class JobContext implements ActionContext {
+  readonly logger: Logger
+  readonly ruleId: string
+  readonly actionId: string
+  readonly params: Record<string, unknown>
+  readonly env: Record<string, unknown>
+
+  constructor (
+    private readonly init: RuntimeInit,
+    private readonly publisher: (message: RulePublish, chain: readonly string[] | undefined, ruleId: string) => Promise<void>,
+    private readonly job: Job,
+    private readonly action: BoundAction
+  ) {
+    this.logger = init.logger
+    this.ruleId = job.rule.id
+    this.actionId = action.id
+    this.params = action.params
+    this.env = job.env
+  }
+
+  get resource (): Resource | undefined {
+    return this.action.resourceId === undefined ? undefined : this.init.resource(this.action.resourceId)
+  }
+
+  async instance (): Promise<ResourceInstance | undefined> {
+    const id = this.action.resourceId
+    return id === undefined ? undefined : await this.init.instance?.(id)
+  }
+
+  async publish (message: RulePublish): Promise<void> {
+    await this.publisher(message, this.job.chain, this.job.rule.id)
   }
 }

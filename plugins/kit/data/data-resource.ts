@@ -29,7 +29,7 @@ import type { Logger } from '../../../node/logger.js'
 import type { ResourceInstance } from '../../../rules/types.js'
 import { openReplayQueue, type ReplayQueue } from '../replayq/replayq.js'
 import { createBufferedSink, type BufferedSink, type SinkTarget } from '../sink/buffered-sink.js'
-import { Batcher, type PendingRow, type RowSettle } from './batcher.js'
+import { Batcher, FlushClock, type PendingRow, type RowSettle } from './batcher.js'
 import { WriteRefused, type DataClient } from './client.js'
 import type { DataBatchSettings, DataResourceSettings } from './params.js'
 
@@ -85,6 +85,8 @@ export class DataResource<W> implements ResourceInstance {
   private seq = 0
   private readonly waiters = new Map<number, Waiter>()
   private readonly batchers = new Map<string, Batcher<W>>()
+  /** The batchers' timers: one per batch time (batcher.ts). */
+  private readonly clock = new FlushClock()
   private readonly memo = new Map<string, unknown>()
   /** Entries written while their batch is not yet acknowledged to the buffer (`run:i`). */
   private readonly written = new Set<string>()
@@ -182,15 +184,16 @@ export class DataResource<W> implements ResourceInstance {
    * Writes one row of action `actionKey` (batched with its other rows as `batch` says);
    * resolves when it counts as success and rejects when it counts as failed (see the invariants).
    */
-  async write (actionKey: string, batch: DataBatchSettings, row: W): Promise<void> {
-    if (this.closed) throw new Error(`resource ${this.init.id} is stopped on this node`)
+  write (actionKey: string, batch: DataBatchSettings, row: W): Promise<void> {
+    if (this.closed) return Promise.reject(new Error(`resource ${this.init.id} is stopped on this node`))
     let batcher = this.batchers.get(actionKey)
     if (batcher === undefined) {
-      batcher = new Batcher<W>(batch.batchSize, batch.batchTimeMs, (rows) => { this.buffer(rows, batch) })
+      batcher = new Batcher<W>(batch.batchSize, batch.batchTimeMs, (rows) => { this.buffer(rows, batch) }, this.clock)
       this.batchers.set(actionKey, batcher)
     }
     const b = batcher
-    return await new Promise<void>((resolve, reject) => {
+    // the row's promise itself (no async wrapper): one promise per row on the busiest path
+    return new Promise<void>((resolve, reject) => {
       b.add({ row, settle: { resolve, reject }, at: Date.now() })
     })
   }
@@ -348,6 +351,7 @@ export class DataResource<W> implements ResourceInstance {
   async close (removed: boolean): Promise<void> {
     if (this.closed) return
     for (const b of this.batchers.values()) b.drain()
+    this.clock.stop()
     this.closed = true
     await this.sink.stop()
     await this.queue.close()

@@ -109,6 +109,15 @@ export function sqlDataClient (pool: SqlPool, spec: SqlClientSpec): DataClient<S
     if (form === undefined) forms.set(text, form = multiRowForm(text, spec.dialect) ?? null)
     return form ?? undefined
   }
+  // the last multi-row text of each form: a busy action sends the same number of rows again and again
+  const lastText = new Map<MultiRowForm, { rows: number, text: string }>()
+  const textOf = (form: MultiRowForm, rows: number): string => {
+    const last = lastText.get(form)
+    if (last?.rows === rows) return last.text
+    const text = multiRowText(form, rows, spec.dialect)
+    lastText.set(form, { rows, text })
+    return text
+  }
   const statements = (w: SqlWrite): Array<{ text: string, values: SqlValue[] }> => {
     const form = w.rows.length > 1 ? formOf(w.text) : undefined
     if (form === undefined) return w.rows.map((values) => ({ text: w.text, values }))
@@ -116,7 +125,7 @@ export function sqlDataClient (pool: SqlPool, spec: SqlClientSpec): DataClient<S
     const out: Array<{ text: string, values: SqlValue[] }> = []
     for (let i = 0; i < w.rows.length; i += per) {
       const rows = w.rows.slice(i, i + per)
-      out.push({ text: multiRowText(form, rows.length, spec.dialect), values: rows.flat() })
+      out.push({ text: textOf(form, rows.length), values: rows.flat() })
     }
     return out
   }

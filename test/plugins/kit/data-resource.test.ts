@@ -1,7 +1,8 @@
 /**
- * The data kit's resource instance over a fake client: batches per action, a row the server
- * refuses for good found by splitting (the others written once), the deadline without the
- * local buffer (failed, never written later), and a disk buffer read back by the next open.
+ * The data kit's resource instance over a fake client: batches per action (flushed together
+ * per batch time), a row the server refuses for good found by splitting (the others written
+ * once), the deadline without the local buffer (failed, never written later), and a disk
+ * buffer read back by the next open.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -54,6 +55,27 @@ describe('DataResource', () => {
     const got = await outcomes(rows.map((v) => r.write('a', BATCH, [v])))
     expect(got).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
     expect(client.written).toEqual([1, 2, 4, 5])
+    await r.close(true)
+  })
+
+  it('flushes the batches of every action with the same batch_time together, none later than batch_time', async () => {
+    const client = fakeClient()
+    const r = await DataResource.open({ id: 'x', client, settings: SETTINGS, dataDir: dir, logger: silentLogger() })
+    const slow: DataBatchSettings = { ...BATCH, batchTimeMs: 1000 }
+    const t0 = Date.now()
+    const first = r.write('a', slow, [1])
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    // b's batch joins a's period: it goes when a's does, about 500 ms after its row, not 1000
+    const t1 = Date.now()
+    const second = r.write('b', slow, [2]).then(() => Date.now() - t1)
+    const [, waited] = await Promise.all([first, second])
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(990)
+    expect(waited).toBeLessThan(900)
+    expect(client.written).toEqual([1, 2])
+    // a batch that fills flushes at once and leaves the period; the next row starts a new one
+    const full = await outcomes(Array.from({ length: 10 }, (_, i) => r.write('c', slow, [10 + i])))
+    expect(full).toEqual(Array(10).fill('fulfilled'))
+    expect(client.written).toEqual([1, 2, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19])
     await r.close(true)
   })
 

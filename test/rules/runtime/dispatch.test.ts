@@ -23,11 +23,16 @@ interface Harness {
   publish: (topic: string, payload: string) => void
   /** Lets the queued actions (and what they publish) run. */
   settle: () => Promise<void>
+  /** Replaces the rules (as after a change through the API). */
+  load: (rules: RuleSpec[]) => void
   stop: () => void
 }
 
+/** A rule of {@link start}: id, SQL, action and its params. */
+type RuleSpec = [id: string, sql: string, action: string, params?: Record<string, unknown>]
+
 /** A started runtime with `rules` (id → [sql, action, params]); ids sort as given. */
-function start (rules: Array<[id: string, sql: string, action: string, params?: Record<string, unknown>]>): Harness {
+function start (rules: RuleSpec[]): Harness {
   const logger = pino({ level: 'silent' })
   const hooks = new HooksBus(logger)
   const republished: string[] = []
@@ -44,12 +49,12 @@ function start (rules: Array<[id: string, sql: string, action: string, params?: 
   const registry = createBuiltInRegistry()
   const metrics = new EngineMetrics()
   const runtime = new RuleRuntime({ node, logger, registry, metrics, marks: new RepublishMarks(), resource: () => undefined })
-  const entries: RuleEntry[] = rules.map(([id, sql, action, params]) => {
+  const entries = (specs: RuleSpec[]): RuleEntry[] => specs.map(([id, sql, action, params]) => {
     const compiled = compileSql(sql)
     const checked = checkParams(registry.findAction(action)!.params, params ?? {}, action)
     return { rule: { id, for: compiled.events.join(','), rawsql: sql, actions: [{ id: `${action}_${id}`, name: action, params: checked }], enabled: true, description: '', created_at: 0 }, compiled }
   })
-  runtime.load(entries)
+  runtime.load(entries(rules))
   runtime.start()
   return {
     metrics,
@@ -59,6 +64,7 @@ function start (rules: Array<[id: string, sql: string, action: string, params?: 
     settle: async () => {
       for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve))
     },
+    load: (specs) => runtime.load(entries(specs)),
     stop: () => runtime.stop()
   }
 }
@@ -69,6 +75,26 @@ const counts = (h: Harness, id: string): { matched: number, failed: number } => 
 }
 
 describe('rule runtime dispatch', () => {
+  it('finds a topic\'s rules again after the rules change, and past the topics it remembers', () => {
+    const h = start([['a:1', 'SELECT topic FROM "m/#"', 'do_nothing']])
+    h.publish('m/1', '{}')
+    h.publish('n/1', '{}')
+    expect([counts(h, 'a:1').matched, counts(h, 'b:1').matched]).toEqual([1, 0])
+    // n/1 was looked up (no rule) before b:1 existed: the change starts the memo again
+    h.load([['a:1', 'SELECT topic FROM "m/#"', 'do_nothing'], ['b:1', 'SELECT topic FROM "n/+", "m/1"', 'do_nothing']])
+    h.publish('n/1', '{}')
+    h.publish('m/1', '{}')
+    expect([counts(h, 'a:1').matched, counts(h, 'b:1').matched]).toEqual([2, 2])
+    // more topics than the memo holds (4096), then the first ones again
+    for (let i = 0; i < 5000; i++) h.publish(`m/${i}`, '{}')
+    for (let i = 0; i < 3; i++) h.publish(`m/${i}`, '{}')
+    expect([counts(h, 'a:1').matched, counts(h, 'b:1').matched]).toEqual([5005, 4])
+    h.load([])
+    h.publish('m/1', '{}')
+    expect(counts(h, 'a:1').matched).toBe(5005)
+    h.stop()
+  })
+
   it('runs an EMQ X 4 rule only on topics its FROM filters match, once when several match', async () => {
     const h = start([
       ['a:1', 'SELECT topic FROM "t/#", "t/+", "t/1"', 'do_nothing'],
