@@ -13,6 +13,7 @@ import { ViolationCloser } from './violation.js'
 import { createForwardFilter } from './forward.js'
 import { clientState, stateOf, type ClientState } from './client-state.js'
 import { installFastDeliver } from './fast-deliver.js'
+import { useFastWrites } from './fast-write.js'
 import { installServerDisconnect } from './server-disconnect.js'
 import { installOutboundWindow } from './outbound-window.js'
 import { SessionRegistry } from './session-registry.js'
@@ -86,6 +87,7 @@ export class Broker {
 
   /** Creates and starts the MQTT core (aedes and its persistence set up, no listener yet). */
   static async create (settings: BrokerSettings, c: BrokerComponents): Promise<Broker> {
+    useFastWrites()
     const aedesId = settings.nodeName
     // the hooks need the Broker, which needs aedes: they reach it through this holder
     const self: { broker?: Broker } = {}
