@@ -2,12 +2,13 @@
  * svc_backend_influxdb against a real InfluxDB 1.x (test/helpers/servers/): two clustered
  * nodes with the plugin loaded, rules created over the HTTP API, a real MQTT publisher, points
  * read back over InfluxQL. What each mode guarantees (docs/integrations.md) with the server
- * killed (SIGKILL) mid-stream and restarted; the UDP listener; InfluxDB 2.x only when
+ * killed (SIGKILL) mid-stream and restarted, and with the node SIGKILLed (no acknowledged point
+ * lost); the UDP listener; InfluxDB 2.x only when
  * TEST_INFLUXDB_V2_URL points at one (Debian has only 1.x).
  */
 import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
+import { ackedRowsSurviveSigkill, actionTotals, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startInfluxdb, type InfluxdbServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, timestamp, payload.seq as seq, payload.temp as temp, payload.v as v FROM "sensors/#"'
@@ -153,6 +154,27 @@ describeWithServer('influxdb', 'svc_backend_influxdb: data_to_influxdb', () => {
     expect(await seqs(m)).toEqual(Array.from({ length: 1000 }, (_, i) => i))
     await until(async () => Object.values(await statusOf(resource)).filter(Boolean).length === 2, 'alive again on both nodes')
   }, 60_000)
+
+  it('with the local buffer, a SIGKILL of the node loses no point whose publisher had a PUBACK', async () => {
+    const m = `crash ${++measurement}`
+    const { acked } = await ackedRowsSurviveSigkill({
+      plugin: plugins.plugins[0],
+      setUp: async (nodeApi) => {
+        const created = await nodeApi('POST', '/resources', { name: `influx${measurement}`, type: 'backend_influxdb_http', config: httpConfig({ local_buffer: true }) })
+        expect([created.body.code, created.body.message]).toEqual([0, undefined])
+        const rule = await nodeApi('POST', '/rules', {
+          rawsql: 'SELECT payload as seq FROM "crash/#"',
+          actions: [{ name: 'data_to_influxdb', params: { $resource: created.body.data.id, measurement: m, fields: { seq: '${seq}' }, batch_size: 1000, batch_time: 150 } }]
+        })
+        expect(rule.body.code).toBe(0)
+      },
+      stopServer: async () => { await server.stop() },
+      restartServer: async () => { await server.restart() },
+      // in time order: each point has the node's time when its message was matched (no timestamp param)
+      rows: async () => await seqs(m)
+    })
+    expect(acked).toBeGreaterThanOrEqual(1000)
+  }, 90_000)
 
   it('without the local buffer, counts every point the killed server could not take as failed: success + failed = 1000, points = success', async () => {
     const { m, resource, rule } = await setUp('backend_influxdb_http', httpConfig({ retry_timeout: 500 }))

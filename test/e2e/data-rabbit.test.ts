@@ -3,12 +3,13 @@
  * `data_to_rabbit`, through the HTTP API and a real MQTT publisher on two clustered nodes,
  * the messages read with amqplib from a durable queue bound to the action's exchange. What
  * each mode guarantees (docs/integrations.md: publisher confirms, at least once) with the
- * broker killed (SIGKILL) mid-stream and restarted.
+ * broker killed (SIGKILL) mid-stream and restarted, and with the node SIGKILLed (no
+ * acknowledged message lost).
  */
 import type { ChannelModel } from 'amqplib'
 import { closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until as untilDone, type ActionTotals } from './data-actions-client.js'
+import { ackedRowsSurviveSigkill, actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until as untilDone, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startRabbitmq, type RabbitmqServer } from '../helpers/servers/index.js'
 
 const PLUGIN = 'svc_bridge_rabbit'
@@ -188,6 +189,50 @@ describeWithServer('rabbitmq', 'svc_bridge_rabbit: data_to_rabbit', () => {
     // at least once: a batch whose confirms the kill lost is published again
     expect(firstArrivals(await drain('buffered'))).toEqual(Array.from({ length: 1000 }, (_, i) => i))
   }, 90_000)
+
+  it('with the local buffer, a SIGKILL of the node loses no message whose publisher had a PUBACK (at least once, first arrivals in order)', async () => {
+    const queue = `crash${++run}`
+    await amqp(async (c) => {
+      const ch = await c.createChannel()
+      await ch.assertExchange(queue, 'topic', { durable: true })
+      await ch.assertQueue(queue, { durable: true })
+      await ch.bindQueue(queue, queue, '#')
+    })
+    // a consumer opened once the broker is back: the seqs in the queue's order
+    const got: number[] = []
+    let consumer: Promise<ChannelModel> | undefined
+    const consume = async (): Promise<ChannelModel> => {
+      const c = await server.connect()
+      const ch = await c.createChannel()
+      await ch.consume(queue, (m) => { if (m !== null) got.push(Number(JSON.parse(m.content.toString('utf8')).seq)) }, { noAck: true })
+      return c
+    }
+    try {
+      const { acked } = await ackedRowsSurviveSigkill({
+        plugin: PLUGIN,
+        setUp: async (nodeApi) => {
+          const created = await nodeApi('POST', '/resources', { name: queue, type: 'bridge_rabbit', config: config({ local_buffer: true }) })
+          expect([created.body.code, created.body.message]).toEqual([0, undefined])
+          const rule = await nodeApi('POST', '/rules', {
+            rawsql: 'SELECT payload as seq FROM "crash/#"',
+            actions: [{ name: 'data_to_rabbit', params: { $resource: created.body.data.id, exchange: queue, exchange_type: 'topic', routing_key: 'crash', durable: true, batch_size: 1000, batch_time: 150 } }]
+          })
+          expect(rule.body.code).toBe(0)
+        },
+        stopServer: async () => { await server.stop() },
+        restartServer: async () => { await server.restart() },
+        rows: async () => {
+          consumer ??= consume()
+          // the broker may still be starting: try again at the next poll
+          await consumer.catch(() => { consumer = undefined })
+          return got
+        }
+      })
+      expect(acked).toBeGreaterThanOrEqual(1000)
+    } finally {
+      await consumer?.then(async (c) => { await c.close() }).catch(() => {})
+    }
+  }, 120_000)
 
   it('without the local buffer, success + failed = 1000 and the messages consumed are the successes', async () => {
     await queueFor('lossy')
