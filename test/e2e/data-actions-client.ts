@@ -125,6 +125,21 @@ export interface SigkillCase {
 }
 
 /**
+ * The usual {@link SigkillCase.setUp}: a resource of `type` with `config` and `local_buffer`
+ * on, and a rule running `action` with `params` (batched by 1,000 rows or 150 ms) on `seq`,
+ * the payload of every `crash/#` message.
+ */
+export async function crashRule (api: ApiCall, name: string, type: string, config: Record<string, unknown>, action: string, params: Record<string, unknown>): Promise<void> {
+  const created = await api('POST', '/resources', { name, type, config: { ...config, local_buffer: true } })
+  expect([created.body.code, created.body.message]).toEqual([0, undefined])
+  const rule = await api('POST', '/rules', {
+    rawsql: 'SELECT payload as seq FROM "crash/#"',
+    actions: [{ name: action, params: { $resource: created.body.data.id, batch_size: 1000, batch_time: 150, ...params } }]
+  })
+  expect([rule.body.code, rule.body.message]).toEqual([0, undefined])
+}
+
+/**
  * docs/integrations.md, "A publisher's acknowledgement means the row is on disk": a real node
  * process with `c.plugin`, the backend stopped, one publisher with 50 QoS 1 messages in flight,
  * the node SIGKILLed once 1,000 were acknowledged; once the node restarted and the backend is

@@ -7,7 +7,7 @@
  */
 import { connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { ackedRowsSurviveSigkill, actionTotals, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
+import { ackedRowsSurviveSigkill, actionTotals, crashRule, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startClickhouse, type ClickhouseServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, payload.seq as seq, payload.temp as temp, payload.v as v, payload.meta as meta FROM "sensors/#"'
@@ -162,15 +162,7 @@ describeWithServer('clickhouse', 'svc_backend_clickhouse: data_to_clickhouse', (
     await server.query(`CREATE TABLE ${t} (seq String) ENGINE = Log`)
     const { acked } = await ackedRowsSurviveSigkill({
       plugin: plugins.plugins[0],
-      setUp: async (nodeApi) => {
-        const created = await nodeApi('POST', '/resources', { name: `ch${tables}`, type: 'backend_clickhouse', config: config({ local_buffer: true }) })
-        expect([created.body.code, created.body.message]).toEqual([0, undefined])
-        const rule = await nodeApi('POST', '/rules', {
-          rawsql: 'SELECT payload as seq FROM "crash/#"',
-          actions: [{ name: 'data_to_clickhouse', params: { $resource: created.body.data.id, sql: `insert into ${t}(seq) values (\${seq})`, batch_size: 1000, batch_time: 150 } }]
-        })
-        expect(rule.body.code).toBe(0)
-      },
+      setUp: async (nodeApi) => { await crashRule(nodeApi, `ch${tables}`, 'backend_clickhouse', config(), 'data_to_clickhouse', { sql: `insert into ${t}(seq) values (\${seq})` }) },
       stopServer: async () => { await server.stop() },
       restartServer: async () => { await server.restart() },
       rows: async () => (await server.query<{ seq: string }>(`SELECT seq FROM ${t}`)).map((r) => Number(r.seq))

@@ -7,7 +7,7 @@
  */
 import { connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { ackedRowsSurviveSigkill, actionTotals, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
+import { ackedRowsSurviveSigkill, actionTotals, crashRule, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startDynamodb, type DynamodbServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, payload.seq as seq, payload.temp as temp, payload.meta as meta, payload.ok as ok FROM "sensors/#"'
@@ -194,15 +194,7 @@ describeWithServer('dynamodb', 'svc_backend_dynamo: data_to_dynamo', () => {
     })
     const { acked } = await ackedRowsSurviveSigkill({
       plugin: 'svc_backend_dynamo',
-      setUp: async (nodeApi) => {
-        const created = await nodeApi('POST', '/resources', { name: `dy${tables}`, type: 'backend_dynamo', config: config({ local_buffer: true }) })
-        expect([created.body.code, created.body.message]).toEqual([0, undefined])
-        const rule = await nodeApi('POST', '/rules', {
-          rawsql: 'SELECT payload as seq FROM "crash/#"',
-          actions: [{ name: 'data_to_dynamo', params: { $resource: created.body.data.id, table: t, hash_key: 'seq', range_key: '', batch_size: 1000, batch_time: 150 } }]
-        })
-        expect(rule.body.code).toBe(0)
-      },
+      setUp: async (nodeApi) => { await crashRule(nodeApi, `dy${tables}`, 'backend_dynamo', config(), 'data_to_dynamo', { table: t, hash_key: 'seq', range_key: '' }) },
       stopServer: async () => { await server.stop() },
       restartServer: async () => { await server.restart() },
       // a Scan keeps no order of arrival: every acknowledged item is checked, in key order

@@ -8,7 +8,7 @@
  */
 import { startTestNode, closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { ackedRowsSurviveSigkill, actionTotals, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
+import { ackedRowsSurviveSigkill, actionTotals, crashRule, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startInfluxdb, type InfluxdbServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, timestamp, payload.seq as seq, payload.temp as temp, payload.v as v FROM "sensors/#"'
@@ -159,15 +159,7 @@ describeWithServer('influxdb', 'svc_backend_influxdb: data_to_influxdb', () => {
     const m = `crash ${++measurement}`
     const { acked } = await ackedRowsSurviveSigkill({
       plugin: plugins.plugins[0],
-      setUp: async (nodeApi) => {
-        const created = await nodeApi('POST', '/resources', { name: `influx${measurement}`, type: 'backend_influxdb_http', config: httpConfig({ local_buffer: true }) })
-        expect([created.body.code, created.body.message]).toEqual([0, undefined])
-        const rule = await nodeApi('POST', '/rules', {
-          rawsql: 'SELECT payload as seq FROM "crash/#"',
-          actions: [{ name: 'data_to_influxdb', params: { $resource: created.body.data.id, measurement: m, fields: { seq: '${seq}' }, batch_size: 1000, batch_time: 150 } }]
-        })
-        expect(rule.body.code).toBe(0)
-      },
+      setUp: async (nodeApi) => { await crashRule(nodeApi, `influx${measurement}`, 'backend_influxdb_http', httpConfig(), 'data_to_influxdb', { measurement: m, fields: { seq: '${seq}' } }) },
       stopServer: async () => { await server.stop() },
       restartServer: async () => { await server.restart() },
       // in time order: each point has the node's time when its message was matched (no timestamp param)

@@ -9,7 +9,7 @@
 import type { ChannelModel } from 'amqplib'
 import { closeClients, connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { ackedRowsSurviveSigkill, actionTotals, clearRulesAndResources, resourceStatus, startDataCluster, until as untilDone, type ActionTotals } from './data-actions-client.js'
+import { ackedRowsSurviveSigkill, actionTotals, crashRule, clearRulesAndResources, resourceStatus, startDataCluster, until as untilDone, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startRabbitmq, type RabbitmqServer } from '../helpers/servers/index.js'
 
 const PLUGIN = 'svc_bridge_rabbit'
@@ -210,15 +210,7 @@ describeWithServer('rabbitmq', 'svc_bridge_rabbit: data_to_rabbit', () => {
     try {
       const { acked } = await ackedRowsSurviveSigkill({
         plugin: PLUGIN,
-        setUp: async (nodeApi) => {
-          const created = await nodeApi('POST', '/resources', { name: queue, type: 'bridge_rabbit', config: config({ local_buffer: true }) })
-          expect([created.body.code, created.body.message]).toEqual([0, undefined])
-          const rule = await nodeApi('POST', '/rules', {
-            rawsql: 'SELECT payload as seq FROM "crash/#"',
-            actions: [{ name: 'data_to_rabbit', params: { $resource: created.body.data.id, exchange: queue, exchange_type: 'topic', routing_key: 'crash', durable: true, batch_size: 1000, batch_time: 150 } }]
-          })
-          expect(rule.body.code).toBe(0)
-        },
+        setUp: async (nodeApi) => { await crashRule(nodeApi, queue, 'bridge_rabbit', config(), 'data_to_rabbit', { exchange: queue, exchange_type: 'topic', routing_key: 'crash', durable: true }) },
         stopServer: async () => { await server.stop() },
         restartServer: async () => { await server.restart() },
         rows: async () => {
