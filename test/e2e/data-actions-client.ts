@@ -54,6 +54,18 @@ export async function clearRulesAndResources (api: ApiCall): Promise<void> {
   for (const res of (await api('GET', '/resources')).body.data) await api('DELETE', `/resources/${res.id as string}`)
 }
 
+/** The numbers `xs` as runs (`0-2,5,7-9`, in the order given): what a failed assertion shows of a backend's rows. */
+export function seqRanges (xs: readonly number[]): string {
+  const runs: string[] = []
+  for (let i = 0; i < xs.length;) {
+    let j = i
+    while (j + 1 < xs.length && xs[j + 1] === xs[j] + 1) j++
+    runs.push(j === i ? String(xs[i]) : `${xs[i]}-${xs[j]}`)
+    i = j + 1
+  }
+  return runs.join(',')
+}
+
 /** What {@link useDataCluster} hands a suite: its server and nodes once started, and each node's API. */
 export interface DataCluster<S extends ServerProcess> {
   readonly server: S
