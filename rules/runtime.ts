@@ -17,8 +17,8 @@
  *    (EMQ X 4.4) with the same selected data. With the rule's `on_action_failed` `continue`
  *    (the default) the actions of one event all start at once; with `stop` each waits for the
  *    outcome of the one before it and none runs after one that failed.
- *    An action that holds the publish (`holdsPublish`: a data action with its local buffer,
- *    data_to_mqtt_broker with a disk cache)
+ *    An action that holds the publish (`holdsPublish`: a data action with its local buffer or
+ *    in sync mode, data_to_mqtt_broker with a disk cache)
  *    keeps a QoS 1/2 publisher's PUBACK/PUBREC back until its run settles
  *    (node/mqtt/publish-hold.ts); subscribers have the message already, and other publishers
  *    and QoS 0 never wait. Fallbacks do not hold; with `stop`, the holds of the actions that

@@ -109,7 +109,8 @@ export interface ActionDefinition {
   /**
    * Whether a run with these params and this bound resource holds the QoS 1/2 publish that
    * triggered it (message.publish rules): the publisher's PUBACK/PUBREC then waits until the
-   * run settles (a data action with its local buffer: the row is on disk). Asked when rules or
+   * run settles (a data action with its local buffer: the row is on disk; in sync mode: the
+   * row is written or counted failed, within sync_timeout). Asked when rules or
    * resources change, never per message; absent: never held.
    */
   holdsPublish?: (params: Record<string, unknown>, resource: Resource | undefined) => boolean

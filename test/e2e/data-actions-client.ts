@@ -54,6 +54,18 @@ export async function clearRulesAndResources (api: ApiCall): Promise<void> {
   for (const res of (await api('GET', '/resources')).body.data) await api('DELETE', `/resources/${res.id as string}`)
 }
 
+/** The numbers `xs` as runs (`0-2,5,7-9`, in the order given): what a failed assertion shows of a backend's rows. */
+export function seqRanges (xs: readonly number[]): string {
+  const runs: string[] = []
+  for (let i = 0; i < xs.length;) {
+    let j = i
+    while (j + 1 < xs.length && xs[j + 1] === xs[j] + 1) j++
+    runs.push(j === i ? String(xs[i]) : `${xs[i]}-${xs[j]}`)
+    i = j + 1
+  }
+  return runs.join(',')
+}
+
 /** What {@link useDataCluster} hands a suite: its server and nodes once started, and each node's API. */
 export interface DataCluster<S extends ServerProcess> {
   readonly server: S
@@ -122,6 +134,21 @@ export interface SigkillCase {
   restartServer: () => Promise<void>
   /** The numbers written so far, in the order the server keeps them. */
   rows: () => Promise<number[]>
+}
+
+/**
+ * The usual {@link SigkillCase.setUp}: a resource of `type` with `config` and `local_buffer`
+ * on, and a rule running `action` with `params` (batched by 1,000 rows or 150 ms) on `seq`,
+ * the payload of every `crash/#` message.
+ */
+export async function crashRule (api: ApiCall, name: string, type: string, config: Record<string, unknown>, action: string, params: Record<string, unknown>): Promise<void> {
+  const created = await api('POST', '/resources', { name, type, config: { ...config, local_buffer: true } })
+  expect([created.body.code, created.body.message]).toEqual([0, undefined])
+  const rule = await api('POST', '/rules', {
+    rawsql: 'SELECT payload as seq FROM "crash/#"',
+    actions: [{ name: action, params: { $resource: created.body.data.id, batch_size: 1000, batch_time: 150, ...params } }]
+  })
+  expect([rule.body.code, rule.body.message]).toEqual([0, undefined])
 }
 
 /**

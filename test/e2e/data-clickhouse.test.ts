@@ -2,11 +2,12 @@
  * svc_backend_clickhouse against a real ClickHouse (Debian's 18.16, test/helpers/servers/):
  * two clustered nodes with the plugin loaded, rules created over the HTTP API, a real MQTT
  * publisher, rows selected back. What each mode guarantees (docs/integrations.md) with the
- * server killed (SIGKILL) mid-stream and restarted; templates that are not a plain insert.
+ * server killed (SIGKILL) mid-stream and restarted, and with the node SIGKILLed (no
+ * acknowledged row lost); templates that are not a plain insert.
  */
 import { connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
+import { ackedRowsSurviveSigkill, actionTotals, crashRule, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startClickhouse, type ClickhouseServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, payload.seq as seq, payload.temp as temp, payload.v as v, payload.meta as meta FROM "sensors/#"'
@@ -153,6 +154,20 @@ describeWithServer('clickhouse', 'svc_backend_clickhouse: data_to_clickhouse', (
     // a batch whose answer the kill lost may be written twice: every seq is there, in order
     expect([...new Set(await seqs(t))]).toEqual(Array.from({ length: 1000 }, (_, i) => i))
     await until(async () => Object.values(await statusOf(resource)).filter(Boolean).length === 2, 'alive again on both nodes')
+  }, 90_000)
+
+  it('with the local buffer, a SIGKILL of the node loses no row whose publisher had a PUBACK', async () => {
+    // a Log table keeps its rows in the order they were inserted (a MergeTree sorts them)
+    const t = `crash_${++tables}`
+    await server.query(`CREATE TABLE ${t} (seq String) ENGINE = Log`)
+    const { acked } = await ackedRowsSurviveSigkill({
+      plugin: plugins.plugins[0],
+      setUp: async (nodeApi) => { await crashRule(nodeApi, `ch${tables}`, 'backend_clickhouse', config(), 'data_to_clickhouse', { sql: `insert into ${t}(seq) values (\${seq})` }) },
+      stopServer: async () => { await server.stop() },
+      restartServer: async () => { await server.restart() },
+      rows: async () => (await server.query<{ seq: string }>(`SELECT seq FROM ${t}`)).map((r) => Number(r.seq))
+    })
+    expect(acked).toBeGreaterThanOrEqual(1000)
   }, 90_000)
 
   it('without the local buffer, counts every row the killed server could not take as failed: success + failed = 1000, rows = success', async () => {

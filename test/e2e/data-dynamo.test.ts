@@ -2,11 +2,12 @@
  * svc_backend_dynamo against a real DynamoDB API (npm's dynalite, test/helpers/servers/): two
  * clustered nodes with the plugin loaded, rules created over the HTTP API, a real MQTT
  * publisher, items read back with the DynamoDB API. What each mode guarantees
- * (docs/integrations.md) with the server killed (SIGKILL) mid-stream and restarted.
+ * (docs/integrations.md) with the server killed (SIGKILL) mid-stream and restarted, and with
+ * the node SIGKILLed (no acknowledged item lost).
  */
 import { connect, type TestNode } from '../helpers/node.js'
 import { apiOf } from './api-actions-client.js'
-import { actionTotals, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
+import { ackedRowsSurviveSigkill, actionTotals, crashRule, resourceStatus, until, useDataCluster, type ActionTotals } from './data-actions-client.js'
 import { describeWithServer, freePort, startDynamodb, type DynamodbServer } from '../helpers/servers/index.js'
 
 const SQL = 'SELECT clientid, topic, payload.seq as seq, payload.temp as temp, payload.meta as meta, payload.ok as ok FROM "sensors/#"'
@@ -181,6 +182,25 @@ describeWithServer('dynamodb', 'svc_backend_dynamo: data_to_dynamo', () => {
     // the table of the last item per client: the writes went in order, so the last one is the 1,000th
     await until(async () => (await scan(last))[0]?.seq.N === '999', 'the last item is seq 999')
     await until(async () => Object.values(await statusOf(resource)).filter(Boolean).length === 2, 'alive again on both nodes')
+  }, 90_000)
+
+  it('with the local buffer, a SIGKILL of the node loses no item whose publisher had a PUBACK (dynalite stopped and restarted on its LevelDB files)', async () => {
+    const t = `crash_${++tables}`
+    await server.createTable({
+      TableName: t,
+      KeySchema: [{ AttributeName: 'seq', KeyType: 'HASH' }],
+      AttributeDefinitions: [{ AttributeName: 'seq', AttributeType: 'S' }],
+      ProvisionedThroughput: { ReadCapacityUnits: 5, WriteCapacityUnits: 5 }
+    })
+    const { acked } = await ackedRowsSurviveSigkill({
+      plugin: 'svc_backend_dynamo',
+      setUp: async (nodeApi) => { await crashRule(nodeApi, `dy${tables}`, 'backend_dynamo', config(), 'data_to_dynamo', { table: t, hash_key: 'seq', range_key: '' }) },
+      stopServer: async () => { await server.stop() },
+      restartServer: async () => { await server.restart() },
+      // a Scan keeps no order of arrival: every acknowledged item is checked, in key order
+      rows: async () => (await scan(t)).map((i) => Number(i.seq.S)).sort((a, b) => a - b)
+    })
+    expect(acked).toBeGreaterThanOrEqual(1000)
   }, 90_000)
 
   it('without the local buffer, counts every item the killed server could not take as failed: success + failed = 1000, items = success but for the write in flight at the kill', async () => {

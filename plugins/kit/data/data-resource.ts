@@ -12,10 +12,13 @@
  *   refused ones counted failed, and no row is written twice by it.
  * - `local_buffer` off: each row has a deadline (`retry_timeout`, or the action's
  *   `sync_timeout` in sync mode) from the moment the action ran. A row not written by then
- *   is counted failed and never written later (skipped when the buffer reaches it); a row
- *   being written at its deadline is settled by that write. So an action's success count is
- *   the rows written, but for a write whose answer the connection lost after the server
- *   committed it (written, counted failed or written again).
+ *   is counted failed and never written later (skipped when the buffer reaches it); in async
+ *   mode a row being written at its deadline is settled by that write. So an action's
+ *   success count is the rows written, but for a write whose answer the connection lost
+ *   after the server committed it (written, counted failed or written again).
+ * - In sync mode the deadline is firm (the publisher's PUBACK waits for the row, at most
+ *   `sync_timeout`, as EMQ X's): a row still being written then counts failed, and the
+ *   write in flight may yet store it (the second case of a row written and counted failed).
  * - `local_buffer` on: a row counts as success once its entry is on disk (fsynced); it is
  *   written in order whenever the server takes it, across restarts of the node. A row the
  *   server refuses for good then is logged and counted in `dropped`.
@@ -62,6 +65,8 @@ interface Waiter {
   lastError: string | undefined
   /** The wait it was given (ms), for the failure message. */
   timeoutMs: number
+  /** Sync mode: the rows fail at the deadline even while being written. */
+  firm: boolean
 }
 
 /** Where resource `id` keeps its disk buffer: `<data_dir>/resources/<id>/`. */
@@ -211,8 +216,11 @@ export class DataResource<W> implements ResourceInstance {
       return
     }
     const timeout = batch.mode === 'sync' ? batch.syncTimeoutMs : this.init.settings.retryTimeoutMs
-    const waiter: Waiter = { rows: settles, deadline: rows[0].at + timeout, timer: undefined, sending: false, lastError: undefined, timeoutMs: timeout }
-    waiter.timer = setTimeout(() => { if (!waiter.sending) this.giveUp(entry.i, waiter) }, Math.max(0, waiter.deadline - Date.now()))
+    const waiter: Waiter = { rows: settles, deadline: rows[0].at + timeout, timer: undefined, sending: false, lastError: undefined, timeoutMs: timeout, firm: batch.mode === 'sync' }
+    waiter.timer = setTimeout(() => {
+      if (!waiter.sending) this.giveUp(entry.i, waiter)
+      else if (waiter.firm) { waiter.lastError = 'still being written (the server may yet store it)'; this.giveUp(entry.i, waiter) }
+    }, Math.max(0, waiter.deadline - Date.now()))
     this.waiters.set(entry.i, waiter)
     this.sink.append([entry]).catch((err: Error) => { waiter.lastError = err.message; this.giveUp(entry.i, waiter) })
   }

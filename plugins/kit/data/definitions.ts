@@ -120,8 +120,9 @@ export interface DataActionSpec<W, C> {
  * An action writing one row per run through a data resource. Its run resolves when the row
  * counts as success and rejects when it counts as failed (data-resource.ts); it runs off the
  * delivery path (rules/runtime.ts), so neither ever holds up a subscriber. With the resource's
- * local buffer it holds the QoS 1/2 publish that triggered it (`holdsPublish`) until then:
- * a publisher's PUBACK means the row is on disk.
+ * local buffer, or in `insert_mode` sync, it holds the QoS 1/2 publish that triggered it
+ * (`holdsPublish`) until then: a publisher's PUBACK means the row is on disk (buffer), or
+ * written or counted failed within `sync_timeout` (sync).
  */
 export function dataAction<W, C> (spec: DataActionSpec<W, C>): DataActionDefinition<W> {
   const what = `action ${spec.name}`
@@ -150,8 +151,10 @@ export function dataAction<W, C> (spec: DataActionSpec<W, C>): DataActionDefinit
       batchOf(params)
       spec.compile(params)
     },
-    // with the local buffer a run settles once the row is on disk: the publisher's PUBACK waits for it
-    holdsPublish: (_params, resource) => resource?.config.local_buffer === true,
+    // a run settles once the row is on disk (local buffer), or written or failed within
+    // sync_timeout (sync mode): the publisher's PUBACK waits for it (EMQ X 4.4's sync runs
+    // the write inside the publish hook); async mode without the buffer never holds
+    holdsPublish: (params, resource) => resource?.config.local_buffer === true || (!without.includes('insert_mode') && params.insert_mode === 'sync'),
     async run (selected, ctx) {
       const instance = await ctx.instance()
       if (!(instance instanceof DataResource)) throw new Error(`resource ${String(ctx.params.$resource)} is not running on this node`)

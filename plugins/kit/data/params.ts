@@ -56,11 +56,11 @@ export const DATA_BATCH_PARAMS: ParamSpecs = {
   },
   insert_mode: {
     type: 'string', enum: ['sync', 'async'], required: false, default: 'async', title: 'Insert Mode',
-    description: 'async: a write the server cannot take is retried up to the resource\'s retry_timeout; sync: up to sync_timeout. Neither ever holds up delivery to subscribers'
+    description: 'async: the publisher is acknowledged at once, and a write the server cannot take is retried up to the resource\'s retry_timeout; sync: a QoS 1/2 publisher\'s acknowledgement (PUBACK/PUBREC) waits until the row is written or counted failed, at most sync_timeout. Neither ever holds up delivery to subscribers'
   },
   sync_timeout: {
     type: 'integer', required: false, default: 5000, title: 'Sync Timeout',
-    description: 'sync mode: how long (ms) a write may take, waiting included, before it counts as failed (never written later)'
+    description: 'sync mode: how long (ms) a write may take, waiting included, before it counts as failed and the publisher is acknowledged (not written later; a write already sent may still land)'
   }
 }
 

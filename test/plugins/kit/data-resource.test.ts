@@ -1,8 +1,8 @@
 /**
  * The data kit's resource instance over a fake client: batches per action (flushed together
  * per batch time), a row the server refuses for good found by splitting (the others written
- * once), the deadline without the local buffer (failed, never written later), and a disk
- * buffer read back by the next open.
+ * once), the deadline without the local buffer (failed, never written later; firm in sync
+ * mode), and a disk buffer read back by the next open.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -106,5 +106,31 @@ describe('DataResource', () => {
     while (client.written.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
     expect(client.written).toEqual([1, 2, 3])
     await again.close(true)
+  })
+  it('in sync mode the deadline is firm: a row whose write is unanswered at sync_timeout fails then; in async mode that write settles it', async () => {
+    for (const mode of ['sync', 'async'] as const) {
+      const client = fakeClient()
+      let answer: () => void = () => {}
+      const write = client.write
+      client.write = async (writes) => { await new Promise<void>((resolve) => { answer = resolve }); await write(writes) }
+      const r = await DataResource.open({ id: 'x', client, settings: { ...SETTINGS, retryTimeoutMs: 100 }, dataDir: dir, logger: silentLogger() })
+      const begin = Date.now()
+      const row = r.write('a', { ...BATCH, mode, syncTimeoutMs: 100 }, [1]).then(() => 'written', (err: Error) => err.message)
+      const early = await Promise.race([row, new Promise((resolve) => setTimeout(() => resolve('waiting'), 300))])
+      answer()
+      const outcome = await row
+      if (mode === 'sync') {
+        expect(early).toBe('not written within 100 ms: still being written (the server may yet store it)')
+        expect(Date.now() - begin).toBeGreaterThanOrEqual(95)
+      } else {
+        expect(early).toBe('waiting')
+        expect(outcome).toBe('written')
+      }
+      // the write in flight stores it either way
+      const deadline = Date.now() + 5000
+      while (client.written.length < 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(client.written).toEqual([1])
+      await r.close(true)
+    }
   })
 })
