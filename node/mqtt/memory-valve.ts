@@ -16,7 +16,7 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 
 /** Growth of the Buffers' memory, above its lowest since the last collection, that collects. */
-export const VALVE_GROWTH = 24 * 1024 * 1024
+export const VALVE_GROWTH = 16 * 1024 * 1024
 
 /** How often the memory is looked at while reads wait for the budget. */
 const CHECK_MS = 250
@@ -30,6 +30,9 @@ let collections = 0
 
 /** Collections the valve has made since the node started. */
 export function valveCollections (): number { return collections }
+
+/** Whether the valve is looking at the memory (reads have waited for the budget since its last look). */
+export function valveWatching (): boolean { return timer !== null }
 
 /** A read waited for the budget: the node is behind its publishers. */
 export function noteContention (): void {

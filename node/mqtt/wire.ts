@@ -118,8 +118,11 @@ export class Wire implements BudgetedReader {
   private dead = false
   /** The connection is closing: its last frame is written, the socket ended (see {@link closeWith}). */
   private lingering = false
-  /** A CONNACK accepting the connection has been written (a DISCONNECT may follow it [MQTT-3.14.0-1]). */
-  private accepted = false
+  /**
+   * @internal A CONNACK accepting the connection has been written (a DISCONNECT may follow it
+   * [MQTT-3.14.0-1]; its reads count against the node's read budget).
+   */
+  accepted = false
   /**
    * Frames aedes was given that it still owes an answer (see `owesAnswer`): +1 as such a
    * frame is scanned in, -1 as its answer is scanned out. Two integer updates per such
@@ -774,12 +777,15 @@ function scannedRead (this: any, n?: number): any {
   // aedes reads again once the last read's packets are handled (not from inside their parse)
   if (gate === null || !gate.parsing) releaseRead(wire)
   if (gate !== null && !gate.admit()) return null
-  if (!admitRead(this, wire)) return null
+  // the CONNECT and what came with it are read whatever the budget: a slow authentication
+  // must not hold back the node's other connections
+  const budgeted = wire.accepted
+  if (budgeted && !admitRead(this, wire)) return null
   const slice = n === null || n === undefined ? sliceSize(this, wire.carried) : undefined
   if (slice !== undefined && gate === null) gate = wire.gate = new ReadGate(this, null)
   const buf = wire.origRead.call(this, slice ?? n)
   if (buf === null || buf === undefined || !Buffer.isBuffer(buf)) return buf
-  holdRead(wire, buf.length)
+  if (budgeted) holdRead(wire, buf.length)
   try {
     if (gate === null || (slice === undefined && !gate.limited)) return wire.scanInbound(buf)
     const messages = wire.counters.recvMsg
