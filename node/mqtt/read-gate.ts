@@ -50,6 +50,7 @@ export interface BudgetedReader {
 }
 
 let readsHeld = 0
+let readsPeak = 0
 /** Connections refused by the budget, first refused first: they read again in this order. */
 const budgetQueue: Duplex[] = []
 let wakeScheduled = false
@@ -58,6 +59,13 @@ let waking: Duplex | null = null
 
 /** Bytes read node-wide whose packets are not all handled yet (for tests and stats). */
 export function readBytesInFlight (): number { return readsHeld }
+
+/** The most {@link readBytesInFlight} has been since the last reset (for tests and the bench). */
+export function readBytesPeak (reset = false): number {
+  const peak = readsPeak
+  if (reset) readsPeak = readsHeld
+  return peak
+}
 
 /** Connections waiting for the read budget (for tests and stats). */
 export function readsWaiting (): number { return budgetQueue.length }
@@ -95,6 +103,7 @@ export function admitRead (socket: Duplex, reader: BudgetedReader): boolean {
 export function holdRead (reader: BudgetedReader, bytes: number): void {
   reader.readHeld = bytes
   readsHeld += bytes
+  if (readsHeld > readsPeak) readsPeak = readsHeld
 }
 
 /** Reads the waiting connections again, in order, while the budget has room. */
