@@ -16,7 +16,7 @@
  */
 import net from 'node:net'
 import mqttPacket from 'mqtt-packet'
-import { startTestNode, connect, closeClients, collect, waitFor, type TestNode } from '../helpers/node.js'
+import { startTestNode, connect, closeClients, collect, waitFor, type TestNode, type Received } from '../helpers/node.js'
 import { READ_BUDGET, READ_SLICE, readBytesInFlight, readBytesPeak, readsWaiting } from '../../node/mqtt/read-gate.js'
 import { DRAIN_DEADLINE_MS } from '../../node/mqtt/drain-deadline.js'
 
@@ -118,38 +118,71 @@ function queuedFor (clientId: string): number {
   return wire === undefined ? 0 : wire.pending + wire.socket.writableLength
 }
 
-it('keeps what is read and what is queued for a slow subscriber within bytes bounds, and loses nothing while it reads', async () => {
-  const slow = await rawSubscriber('slow-reader', 'flood/#')
-  // a subscriber of another topic, and its publisher, going on beside the flood
-  const other = await connect(node, { clientId: 'other-sub' })
-  await other.subscribeAsync('other/t', { qos: 0 })
+/**
+ * The scene of each test: a raw subscriber to `<name>/#`, a hundred raw publishers, and
+ * beside them an mqtt.js subscriber whose own publisher sends it a message every 10 ms
+ * (from `start()`; `otherSent()` says how many) that must all arrive whatever the flood does.
+ */
+async function scene (name: string): Promise<{
+  sub: Awaited<ReturnType<typeof rawSubscriber>>, publishers: net.Socket[], got: Received[]
+  start: () => { writing: ReturnType<typeof flood>, queued: { stop: () => number } }
+  stopOther: () => void, otherSent: () => number, dropped: () => number
+}> {
+  const sub = await rawSubscriber(`${name}-reader`, `${name}/#`)
+  const other = await connect(node, { clientId: `${name}-other-sub` })
+  await other.subscribeAsync(`${name}-other/t`, { qos: 0 })
   const got = collect(other)
-  const otherPub = await connect(node, { clientId: 'other-pub' })
-  const publishers = await Promise.all(Array.from({ length: PUBLISHERS }, async (_, i) => await raw(`flooder-${i}`)))
+  const otherPub = await connect(node, { clientId: `${name}-other-pub` })
+  const publishers = await Promise.all(Array.from({ length: PUBLISHERS }, async (_, i) => await raw(`${name}-pub-${i}`)))
   const droppedBefore = node.metrics['messages/dropped']
+  let sent = 0
+  let timer: NodeJS.Timeout | undefined
+  return {
+    sub,
+    publishers,
+    got,
+    // resets the read peak, samples what is queued for the subscriber, starts the publishers
+    // (BATCHES each: 100,000 messages, 8 MB, about twice what the kernel's socket buffers
+    // between the node and a subscriber hold) and the other subscriber's publisher
+    start: () => {
+      readBytesPeak(true)
+      const queued = peakOf(() => queuedFor(`${name}-reader`))
+      const writing = flood(publishers, name, BATCHES)
+      timer = setInterval(() => { otherPub.publish(`${name}-other/t`, String(sent++), { qos: 0 }) }, 10)
+      return { writing, queued }
+    },
+    stopOther: () => { clearInterval(timer) },
+    otherSent: () => sent,
+    dropped: () => node.metrics['messages/dropped'] - droppedBefore
+  }
+}
 
+/** Every message the other subscriber was sent has arrived, in order. */
+async function otherGotAll (s: Awaited<ReturnType<typeof scene>>): Promise<void> {
+  const n = s.otherSent()
+  await waitFor(() => s.got.length >= n, `${n} messages at the other subscriber (has ${s.got.length})`)
+  expect(s.got.map((m) => m.payload.toString())).toEqual(Array.from({ length: n }, (_, i) => String(i)))
+}
+
+it('keeps what is read and what is queued for a slow subscriber within bytes bounds, and loses nothing while it reads', async () => {
+  const s = await scene('slow')
+  const slow = s.sub
   // the subscriber reads 32 KiB every 5 ms (about 6 MB/s): slower than the publishers write
   const reader = setInterval(() => slow.readSome(32 * 1024), 5)
-  readBytesPeak(true)
-  const queued = peakOf(() => queuedFor('slow-reader'))
-  // 100,000 messages, 8 MB: more than the kernel's socket buffers between the node and the subscriber hold
-  const writing = flood(publishers, 'flood', BATCHES)
-  let otherSent = 0
-  const otherTimer = setInterval(() => { otherPub.publish('other/t', String(otherSent++), { qos: 0 }) }, 10)
+  const { writing, queued } = s.start()
   try {
     await writing.done
-    clearInterval(otherTimer)
+    s.stopOther()
     const total = writing.sent()
     // every message the publishers wrote reaches the subscriber that kept reading
     await waitFor(() => { slow.readSome(1 << 20); return slow.received() >= total }, `${total} messages at the slow subscriber (has ${slow.received()})`, 30_000)
-    await waitFor(() => got.length >= otherSent, `${otherSent} messages at the other subscriber (has ${got.length})`)
+    await otherGotAll(s)
     expect(slow.received()).toBe(total)
-    expect(got.map((m) => m.payload.toString())).toEqual(Array.from({ length: otherSent }, (_, i) => String(i)))
-    expect(node.metrics['messages/dropped']).toBe(droppedBefore)
+    expect(s.dropped()).toBe(0)
   } finally {
     clearInterval(reader)
-    clearInterval(otherTimer)
-    for (const s of [...publishers, slow.socket]) s.destroy()
+    s.stopOther()
+    for (const socket of [...s.publishers, slow.socket]) socket.destroy()
   }
   // the bounds held, and the flood did outrun the node (the budget was reached)
   const peak = readBytesPeak()
@@ -160,38 +193,25 @@ it('keeps what is read and what is queued for a slow subscriber within bytes bou
 }, 60_000)
 
 it('drops QoS 0 for a subscriber that stopped reading, counted, and goes on reading everyone else', async () => {
-  const frozen = await rawSubscriber('frozen-reader', 'frozen/#')
-  const other = await connect(node, { clientId: 'other-sub-2' })
-  await other.subscribeAsync('other2/t', { qos: 0 })
-  const got = collect(other)
-  const otherPub = await connect(node, { clientId: 'other-pub-2' })
-  const publishers = await Promise.all(Array.from({ length: PUBLISHERS }, async (_, i) => await raw(`freezer-${i}`)))
-  const droppedBefore = node.metrics['messages/dropped']
-  const dropped = (): number => node.metrics['messages/dropped'] - droppedBefore
-
-  readBytesPeak(true)
-  const queued = peakOf(() => queuedFor('frozen-reader'))
-  // twice what the kernel's buffers towards a subscriber that does not read take (about 4 MB)
-  const writing = flood(publishers, 'frozen', BATCHES)
-  let otherSent = 0
-  const otherTimer = setInterval(() => { otherPub.publish('other2/t', String(otherSent++), { qos: 0 }) }, 10)
+  const s = await scene('frozen')
+  const frozen = s.sub
+  const { writing, queued } = s.start()
   try {
     await writing.done
     // the node reads the publishers to the end: past the deadline the frozen subscriber's messages are dropped
-    await waitFor(() => dropped() > 0 && readBytesInFlight() === 0 && readsWaiting() === 0, 'the flood read', 10_000 + DRAIN_DEADLINE_MS)
-    clearInterval(otherTimer)
-    await waitFor(() => got.length >= otherSent, `${otherSent} messages at the other subscriber (has ${got.length})`)
-    expect(got.map((m) => m.payload.toString())).toEqual(Array.from({ length: otherSent }, (_, i) => String(i)))
+    await waitFor(() => s.dropped() > 0 && readBytesInFlight() === 0 && readsWaiting() === 0, 'the flood read', 10_000 + DRAIN_DEADLINE_MS)
+    s.stopOther()
+    await otherGotAll(s)
     // once it reads again it gets what was queued for it; every other message was dropped and counted
     // (messages/dropped, reason queue_full)
     const total = writing.sent()
-    await waitFor(() => { frozen.readSome(1 << 20); return frozen.received() + dropped() >= total }, 'every message delivered or counted')
-    expect(frozen.received() + dropped()).toBe(total)
-    expect(dropped()).toBeGreaterThan(0)
+    await waitFor(() => { frozen.readSome(1 << 20); return frozen.received() + s.dropped() >= total }, 'every message delivered or counted')
+    expect(frozen.received() + s.dropped()).toBe(total)
+    expect(s.dropped()).toBeGreaterThan(0)
   } finally {
-    clearInterval(otherTimer)
+    s.stopOther()
     await writing.stop()
-    for (const s of [...publishers, frozen.socket]) s.destroy()
+    for (const socket of [...s.publishers, frozen.socket]) socket.destroy()
   }
   expect(readBytesPeak()).toBeLessThanOrEqual(MAX_IN_FLIGHT)
   expect(queued.stop()).toBeLessThanOrEqual(MAX_QUEUED)
