@@ -19,7 +19,7 @@ import vm from 'node:vm'
 export const VALVE_GROWTH = 16 * 1024 * 1024
 
 /** How often the memory is looked at while reads wait for the budget. */
-const CHECK_MS = 250
+const CHECK_MS = 100
 
 let timer: NodeJS.Timeout | null = null
 let contended = false
