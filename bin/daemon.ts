@@ -51,7 +51,9 @@ export async function start (opts: LauncherOptions): Promise<number> {
     ...(config !== undefined ? ['--config', config] : []), ...(etcDir !== undefined ? ['--etc-dir', etcDir] : [])]
   const env: NodeJS.ProcessEnv = { ...process.env, STARLING_LOG__TO: logTo }
   for (const name of [CONFIG_FILE_ENV, ETC_DIR_ENV]) if (abs(env[name]) !== undefined) env[name] = abs(env[name])
-  const child = spawn(process.execPath, argv, { cwd: packageRoot(), detached: true, stdio: ['ignore', out, out], env })
+  // the launcher's young-generation cap (bin/runtime.sh) goes on to the node; nothing else of this process's flags
+  const v8Flags = process.execArgv.filter((a) => a.startsWith('--max-semi-space-size='))
+  const child = spawn(process.execPath, [...v8Flags, ...argv], { cwd: packageRoot(), detached: true, stdio: ['ignore', out, out], env })
   closeSync(out)
   let exited: string | undefined
   child.once('exit', (code, signal) => { exited = signal ?? `exit code ${code}` })

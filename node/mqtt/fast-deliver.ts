@@ -93,7 +93,8 @@ export function installFastDeliver (client: any, wire: Wire, dropped: (packet: a
       if (seen >= packet.brokerCounter) return cb()
       client.duplicates[brokerId] = packet.brokerCounter
     }
-    if (wire.congested) {
+    // a subscriber past its queue's bytes, or not reading at all (drain-deadline.ts): QoS 0 is dropped, counted
+    if (wire.congested || wire.stalled) {
       dropped(packet, 'queue_full')
       return cb()
     }

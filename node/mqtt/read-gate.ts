@@ -1,4 +1,5 @@
 import type { Duplex } from 'node:stream'
+import { noteContention } from './memory-valve.js'
 
 /**
  * The inbound read side of one connection: how much aedes is handed per read, and when the
@@ -27,6 +28,114 @@ import type { Duplex } from 'node:stream'
 
 /** Bytes handed to aedes per read (a frame larger than this arrives over several reads, as from the network). */
 export const READ_SLICE = 4096
+
+/**
+ * Bytes read from all connections of the node and handed to aedes whose packets are not all
+ * handled yet (node-wide; a QoS 0 PUBLISH is handled once delivered, or its subscriber's
+ * socket has drained). Past it, a connection is not read until others' packets are handled:
+ * however many publishers flood the node, what it holds in flight (each PUBLISH a Packet,
+ * its copy and its closures, about 1.5 KB of heap) is about this many bytes of their frames,
+ * not one slice per publisher (5,500 PUBLISHes from 100 publishers with 4 KiB slices, and
+ * more with every publisher). One read may take the node past it by its own size (a slice,
+ * or a large frame's carried bytes).
+ */
+export const READ_BUDGET = 64 * 1024
+
+/** What the budget keeps per connection: the wire. */
+export interface BudgetedReader {
+  /** Bytes of this connection's last read that count against {@link READ_BUDGET}. */
+  readHeld: number
+  /** Waiting in the budget's queue. */
+  readWaiting: boolean
+}
+
+let readsHeld = 0
+let readsPeak = 0
+/** Connections refused by the budget, first refused first: they read again in this order. */
+const budgetQueue: Duplex[] = []
+let wakeScheduled = false
+/** The connection being woken from the queue: it may read ahead of the others still waiting. */
+let waking: Duplex | null = null
+
+/** Bytes read node-wide whose packets are not all handled yet (for tests and stats). */
+export function readBytesInFlight (): number { return readsHeld }
+
+/** The most {@link readBytesInFlight} has been since the last reset (for tests and the bench). */
+export function readBytesPeak (reset = false): number {
+  const peak = readsPeak
+  if (reset) readsPeak = readsHeld
+  return peak
+}
+
+/** Connections waiting for the read budget (for tests and stats). */
+export function readsWaiting (): number { return budgetQueue.length }
+
+/**
+ * The connection's previous read is over: aedes reads again only once every packet of its
+ * last read is handled, and a closed connection's are gone. Its bytes leave the budget.
+ */
+export function releaseRead (reader: BudgetedReader): void {
+  if (reader.readHeld === 0) return
+  readsHeld -= reader.readHeld
+  reader.readHeld = 0
+  if (budgetQueue.length > 0 && readsHeld < READ_BUDGET && !wakeScheduled) {
+    wakeScheduled = true
+    queueMicrotask(wakeReaders)
+  }
+}
+
+/**
+ * Whether `socket` may be read now. Below the budget and with nobody waiting, one
+ * comparison; otherwise the connection joins the queue (once) and is read again from it, in
+ * turn, when the budget has room.
+ */
+export function admitRead (socket: Duplex, reader: BudgetedReader): boolean {
+  if (readsHeld < READ_BUDGET && (budgetQueue.length === 0 || waking === socket)) return true
+  if (!reader.readWaiting) {
+    reader.readWaiting = true
+    budgetQueue.push(socket)
+  }
+  noteContention()
+  return false
+}
+
+/** A read handed aedes `bytes` bytes (after {@link admitRead}). */
+export function holdRead (reader: BudgetedReader, bytes: number): void {
+  reader.readHeld = bytes
+  readsHeld += bytes
+  if (readsHeld > readsPeak) readsPeak = readsHeld
+}
+
+/** Reads the waiting connections again, in order, while the budget has room. */
+function wakeReaders (): void {
+  wakeScheduled = false
+  while (budgetQueue.length > 0 && readsHeld < READ_BUDGET) {
+    const socket = budgetQueue.shift()!
+    const reader = readerOf(socket)
+    if (reader !== undefined) reader.readWaiting = false
+    waking = socket
+    try {
+      readAgain(socket)
+    } finally {
+      waking = null
+    }
+  }
+}
+
+/** How the budget finds a socket's wire (set by wire.ts: read-gate.ts does not import it). */
+let readerOf: (socket: Duplex) => BudgetedReader | undefined = () => undefined
+
+/** @internal wire.ts says how to find a socket's wire. */
+export function setReaderLookup (lookup: (socket: Duplex) => BudgetedReader | undefined): void {
+  readerOf = lookup
+}
+
+/** Makes aedes read `socket`, when it is waiting for nothing else (no packet of its last read still being handled). */
+function readAgain (socket: Duplex): void {
+  const client = (socket as any).client as AedesReader | undefined
+  if (socket.destroyed || client === undefined || client._parsingBatch > 0) return
+  client._nextBatch()
+}
 
 /** A per-connection rate: `count` units per `periodMs` (EMQ X's `100,10s`, `100KB,10s`). */
 export interface Rate { count: number, periodMs: number }
@@ -112,6 +221,9 @@ export class ReadGate {
     this.limited = this.messages !== null || this.bytes !== null
   }
 
+  /** A read now would be nested in the parse of this connection's last slice (see {@link sliced}). */
+  get parsing (): boolean { return this.inRead }
+
   /** Whether aedes may read now; when it may not, the read is made again later by the gate. */
   admit (): boolean {
     if (this.timer !== null) return false
@@ -151,8 +263,6 @@ export class ReadGate {
 
   /** Makes aedes read, when it is waiting for nothing else (no packet of its last read still being handled). */
   private readAgain (): void {
-    const client = (this.socket as any).client as AedesReader | undefined
-    if (this.socket.destroyed || client === undefined || client._parsingBatch > 0) return
-    client._nextBatch()
+    readAgain(this.socket)
   }
 }

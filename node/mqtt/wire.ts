@@ -9,7 +9,8 @@ import { seen } from './packet-properties.js'
 import { readVarint, varintFault, varintSize, withoutPublishes } from './wire-bytes.js'
 import { LINGER_STEP_MS, lingerWhileSending } from './linger.js'
 import type { OutboundWindow } from './outbound-window.js'
-import { ReadGate, sliceSize } from './read-gate.js'
+import { watchDrain, unwatchDrain } from './drain-deadline.js'
+import { ReadGate, sliceSize, admitRead, holdRead, releaseRead, setReaderLookup, type BudgetedReader } from './read-gate.js'
 export type { WireLimits, WireCounters, ViolationHandler, SentMessage, AckWatch } from './wire-types.js'
 
 const PUBLISH = 3
@@ -68,7 +69,7 @@ function flushAll (): void {
  * place (same length) for the features aedes refuses or mishandles: shared subscriptions and
  * per-filter reason codes (see wire-subscribe.ts).
  */
-export class Wire {
+export class Wire implements BudgetedReader {
   readonly counters: WireCounters = { recvCnt: 0, recvOct: 0, recvPkt: 0, recvMsg: 0, sendCnt: 0, sendOct: 0, sendPkt: 0, sendMsg: 0 }
   /** MQTT protocol level from CONNECT (3, 4 or 5); 0 before CONNECT. */
   protocolVersion = 0
@@ -101,6 +102,10 @@ export class Wire {
    * else on the first read of more than a slice.
    */
   gate: ReadGate | null = null
+  /** @internal Bytes of the last read still counted in the node's read budget (read-gate.ts). */
+  readHeld = 0
+  /** @internal Waiting for the node's read budget (read-gate.ts). */
+  readWaiting = false
 
   private chunks: Buffer[] = []
   private pendingBytes = 0
@@ -113,8 +118,11 @@ export class Wire {
   private dead = false
   /** The connection is closing: its last frame is written, the socket ended (see {@link closeWith}). */
   private lingering = false
-  /** A CONNACK accepting the connection has been written (a DISCONNECT may follow it [MQTT-3.14.0-1]). */
-  private accepted = false
+  /**
+   * @internal A CONNACK accepting the connection has been written (a DISCONNECT may follow it
+   * [MQTT-3.14.0-1]; its reads count against the node's read budget).
+   */
+  accepted = false
   /**
    * Frames aedes was given that it still owes an answer (see `owesAnswer`): +1 as such a
    * frame is scanned in, -1 as its answer is scanned out. Two integer updates per such
@@ -151,6 +159,7 @@ export class Wire {
     socket.write = bufferedWrite as any
     socket.read = scannedRead as any
     socket.destroy = lingeringDestroy as any
+    socket.on('close', releaseOnClose)
     if (limits.rateLimits !== null) this.gate = new ReadGate(socket, limits.rateLimits)
   }
 
@@ -190,13 +199,38 @@ export class Wire {
   waitDrain (cb: () => void): void {
     if (this.drainWaiters === null) {
       this.drainWaiters = []
-      this.socket.once('drain', () => {
-        const waiters = this.drainWaiters!
-        this.drainWaiters = null
-        for (let i = 0; i < waiters.length; i++) waiters[i]()
-      })
+      this.socket.once('drain', () => { this.drained() })
+      watchDrain(this)
     }
     this.drainWaiters.push(cb)
+  }
+
+  /**
+   * @internal No 'drain' within drain-deadline.ts's deadline: QoS 0 deliveries to this client
+   * are dropped (`queue_full`) until its socket drains.
+   */
+  stalled = false
+
+  private drained (): void {
+    this.stalled = false
+    unwatchDrain(this)
+    const waiters = this.drainWaiters
+    this.drainWaiters = null
+    if (waiters !== null) for (let i = 0; i < waiters.length; i++) waiters[i]()
+  }
+
+  /**
+   * @internal The client has not drained within the deadline (drain-deadline.ts): the
+   * deliveries waiting for it go on (their frames stay queued), and it is {@link stalled}
+   * until the 'drain' still awaited.
+   */
+  stall (): void {
+    this.stalled = true
+    unwatchDrain(this)
+    const waiters = this.drainWaiters
+    if (waiters === null) return
+    this.drainWaiters = []
+    for (let i = 0; i < waiters.length; i++) waiters[i]()
   }
 
   /**
@@ -701,6 +735,7 @@ export class Wire {
 }
 
 const WIRE_OF_SOCKET = Symbol('starling.wireOfSocket')
+setReaderLookup(wireOfSocket)
 
 /** {@link Wire.violationType} of a CONNECT after the first: a later packet, answered with DISCONNECT [MQTT-3.1.0-2]. */
 export const SECOND_CONNECT = 16
@@ -716,6 +751,11 @@ function lingeringDestroy (this: any, err?: Error): any {
   if (!wire.destroyRequested(err)) return this
   wire.gate?.close()
   return wire.origDestroy.call(this, err)
+}
+
+/** A closed connection's last read leaves the node's read budget. */
+function releaseOnClose (this: any): void {
+  releaseRead(this[WIRE_OF_SOCKET] as Wire)
 }
 
 /** The wire interposed on `socket`, if any. */
@@ -734,11 +774,18 @@ function scannedRead (this: any, n?: number): any {
   if (n === 0) return wire.origRead.call(this, n)
   if (wire.awaitsConnectAnswer()) return null
   let gate = wire.gate
+  // aedes reads again once the last read's packets are handled (not from inside their parse)
+  if (gate === null || !gate.parsing) releaseRead(wire)
   if (gate !== null && !gate.admit()) return null
+  // the CONNECT and what came with it are read whatever the budget: a slow authentication
+  // must not hold back the node's other connections
+  const budgeted = wire.accepted
+  if (budgeted && !admitRead(this, wire)) return null
   const slice = n === null || n === undefined ? sliceSize(this, wire.carried) : undefined
   if (slice !== undefined && gate === null) gate = wire.gate = new ReadGate(this, null)
   const buf = wire.origRead.call(this, slice ?? n)
   if (buf === null || buf === undefined || !Buffer.isBuffer(buf)) return buf
+  if (budgeted) holdRead(wire, buf.length)
   try {
     if (gate === null || (slice === undefined && !gate.limited)) return wire.scanInbound(buf)
     const messages = wire.counters.recvMsg
