@@ -14,6 +14,7 @@ import { createForwardFilter } from './forward.js'
 import { clientState, stateOf, type ClientState } from './client-state.js'
 import { installFastDeliver } from './fast-deliver.js'
 import { useFastWrites } from './fast-write.js'
+import { releaseRead } from './read-gate.js'
 import { installServerDisconnect } from './server-disconnect.js'
 import { installOutboundWindow } from './outbound-window.js'
 import { SessionRegistry } from './session-registry.js'
@@ -226,6 +227,7 @@ export class Broker {
     const hold = this.dispatchHold
     this.dispatching = outer
     this.dispatchHold = outerHold
+    if (hold !== undefined) waitsOnBackend(this.aedes.clients[packet.clientId])
     return hold
   }
 
@@ -506,6 +508,7 @@ export class Broker {
       if (decision === 'deny') return this.denyPublish(client, packet, cb)
       if (decision !== 'allow') {
         // a backend is asked (not cached): aedes waits for the callback, in order per client
+        waitsOnBackend(client)
         decision.then(d => d === 'deny' ? this.denyPublish(client, packet, cb) : this.publishAllowed(client, packet, cb),
           (err: Error) => { this.c.logger.warn({ err, clientId: client.id }, 'ACL check failed; publish denied'); this.denyPublish(client, packet, cb) })
         return
@@ -540,6 +543,7 @@ export class Broker {
       const decision = this.acl.check(this.accessClient(client), 'subscribe', displayFilter(topic))
       if (decision === 'deny') return this.denySubscribe(client, topic, cb)
       if (decision !== 'allow') {
+        waitsOnBackend(client)
         decision.then(d => d === 'deny' ? this.denySubscribe(client, topic, cb) : this.subscribeAllowed(client, sub, cb),
           (err: Error) => { this.c.logger.warn({ err, clientId: client.id }, 'ACL check failed; subscribe denied'); this.denySubscribe(client, topic, cb) })
         return
@@ -721,6 +725,16 @@ export class Broker {
 
 const WIRE = Symbol('starling.wire')
 const HELD = Symbol('starling.held')
+
+/**
+ * `client`'s packets wait on something slow (an ACL backend asked, a publish held for a data
+ * action's write): its read leaves the node's read budget (read-gate.ts), which is for
+ * floods, so that a slow backend does not stop the node reading everyone else.
+ */
+function waitsOnBackend (client: any): void {
+  const wire = wireOf(client)
+  if (wire !== undefined) releaseRead(wire)
+}
 
 /** The wire of an aedes client (its `conn` is the socket the wire interposes on). */
 export function wireOf (client: any): Wire | undefined {

@@ -41,16 +41,34 @@ export const READ_SLICE = 4096
  */
 export const READ_BUDGET = 64 * 1024
 
+/**
+ * How long a connection's read counts against the budget at most while its packets are not
+ * handled (ms). A connection known to wait on something slow leaves the budget at once (the
+ * broker calls {@link releaseRead} when an ACL backend is asked, or a publish is held for a
+ * data action's write); past this, any other read is excused too, so that no slow step stops
+ * the node reading every other client for longer. Above the drain deadline
+ * (drain-deadline.ts): a flood towards a subscriber that stopped reading is settled by that
+ * deadline (its QoS 0 dropped) within the budget. An excused connection is not read again
+ * until its packets are handled: what it holds stays bounded by its own read.
+ */
+export const READ_HOLD_MS = 2000
+
 /** What the budget keeps per connection: the wire. */
 export interface BudgetedReader {
   /** Bytes of this connection's last read that count against {@link READ_BUDGET}. */
   readHeld: number
+  /** When they were read (ms since the epoch). */
+  readHeldAt: number
   /** Waiting in the budget's queue. */
   readWaiting: boolean
 }
 
 let readsHeld = 0
 let readsPeak = 0
+/** The readers whose bytes count now. */
+const holders = new Set<BudgetedReader>()
+/** The check for reads held past {@link READ_HOLD_MS}, armed while connections wait. */
+let excuseTimer: NodeJS.Timeout | null = null
 /** Connections refused by the budget, first refused first: they read again in this order. */
 const budgetQueue: Duplex[] = []
 let wakeScheduled = false
@@ -72,12 +90,14 @@ export function readsWaiting (): number { return budgetQueue.length }
 
 /**
  * The connection's previous read is over: aedes reads again only once every packet of its
- * last read is handled, and a closed connection's are gone. Its bytes leave the budget.
+ * last read is handled, and a closed connection's are gone; or it waits on something slow
+ * (see {@link READ_HOLD_MS}). Its bytes leave the budget.
  */
 export function releaseRead (reader: BudgetedReader): void {
   if (reader.readHeld === 0) return
   readsHeld -= reader.readHeld
   reader.readHeld = 0
+  holders.delete(reader)
   if (budgetQueue.length > 0 && readsHeld < READ_BUDGET && !wakeScheduled) {
     wakeScheduled = true
     queueMicrotask(wakeReaders)
@@ -96,12 +116,44 @@ export function admitRead (socket: Duplex, reader: BudgetedReader): boolean {
     budgetQueue.push(socket)
   }
   noteContention()
+  excuseLater()
   return false
+}
+
+/** Arms the check of {@link excuseStale} (once). */
+function excuseLater (): void {
+  if (excuseTimer !== null) return
+  excuseTimer = setTimeout(excuseStale, READ_HOLD_MS)
+  excuseTimer.unref()
+}
+
+/**
+ * Stops counting the reads held past {@link READ_HOLD_MS}, then reads the waiting
+ * connections that now fit; again later while some still wait.
+ */
+function excuseStale (): void {
+  excuseTimer = null
+  const before = Date.now() - READ_HOLD_MS
+  for (const reader of holders) {
+    if (reader.readHeldAt > before) continue
+    readsHeld -= reader.readHeld
+    reader.readHeld = 0
+    holders.delete(reader)
+  }
+  if (budgetQueue.length > 0) {
+    if (readsHeld < READ_BUDGET && !wakeScheduled) {
+      wakeScheduled = true
+      queueMicrotask(wakeReaders)
+    }
+    excuseLater()
+  }
 }
 
 /** A read handed aedes `bytes` bytes (after {@link admitRead}). */
 export function holdRead (reader: BudgetedReader, bytes: number): void {
   reader.readHeld = bytes
+  reader.readHeldAt = Date.now()
+  holders.add(reader)
   readsHeld += bytes
   if (readsHeld > readsPeak) readsPeak = readsHeld
 }

@@ -104,6 +104,8 @@ export class Wire implements BudgetedReader {
   gate: ReadGate | null = null
   /** @internal Bytes of the last read still counted in the node's read budget (read-gate.ts). */
   readHeld = 0
+  /** @internal When {@link readHeld}'s bytes were read (read-gate.ts). */
+  readHeldAt = 0
   /** @internal Waiting for the node's read budget (read-gate.ts). */
   readWaiting = false
 

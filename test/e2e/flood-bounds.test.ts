@@ -216,3 +216,42 @@ it('drops QoS 0 for a subscriber that stopped reading, counted, and goes on read
   expect(readBytesPeak()).toBeLessThanOrEqual(MAX_IN_FLIGHT)
   expect(queued.stop()).toBeLessThanOrEqual(MAX_QUEUED)
 }, 60_000)
+
+it('keeps reading everyone else while publishers wait on a slow step (an ACL backend that does not answer) with more than the budget read', async () => {
+  // an ACL source that answers publishes to slow/# only when the test lets it (as an HTTP ACL whose server hangs)
+  let answer: () => void = () => {}
+  const answered = new Promise<void>((resolve) => { answer = resolve })
+  let asked = 0
+  const off = node.services.acl.addSource({
+    name: 'test_slow_acl',
+    priority: 100,
+    check: (_client, action, topic) => {
+      if (action !== 'publish' || !topic.startsWith('slow/')) return 'ignore'
+      asked++
+      return answered.then(() => 'allow' as const)
+    }
+  })
+  const waiting = await Promise.all(Array.from({ length: 24 }, async (_, i) => await raw(`slowacl-pub-${i}`)))
+  try {
+    // each writes one PUBLISH of 4,000 bytes: about 96 KB read and waiting on the ACL, more than the budget
+    const big = (i: number): Buffer => mqttPacket.generate({ cmd: 'publish', topic: `slow/${i}`, payload: Buffer.alloc(4000, 0x61), qos: 0, retain: false, dup: false } as any)
+    waiting.forEach((socket, i) => socket.write(big(i)))
+    await waitFor(() => asked === waiting.length, 'every waiting publish at the ACL')
+    // what waits on a backend is not counted in the budget (a flood is)
+    expect(readBytesInFlight()).toBeLessThan(READ_BUDGET)
+    // a client publishing elsewhere is read and delivered all the same, within the stale holders' wait
+    const sub = await connect(node, { clientId: 'slowacl-sub' })
+    await sub.subscribeAsync('fast/t', { qos: 0 })
+    const got = collect(sub)
+    const pub = await connect(node, { clientId: 'slowacl-fast' })
+    const began = Date.now()
+    for (let i = 0; i < 20; i++) pub.publish('fast/t', String(i), { qos: 0 })
+    await waitFor(() => got.length === 20, '20 messages past the waiting publishes', 5000)
+    expect(Date.now() - began).toBeLessThan(2000)
+  } finally {
+    answer()
+    off()
+    for (const socket of waiting) socket.destroy()
+  }
+  await waitFor(() => readBytesInFlight() === 0 && readsWaiting() === 0, 'the budget released')
+}, 30_000)
