@@ -76,6 +76,22 @@ function hasProperties (props: Record<string, unknown>): boolean {
 const V5 = { protocolVersion: 5 } as const
 
 /**
+ * aedes' first checks of a delivery: not the client's own message on a No Local subscription
+ * [MQTT-3.8.3-3], and not a copy it already got through an overlapping subscription (the
+ * message's counter not above the last one from its broker, which it records).
+ */
+function forThisClient (client: any, packet: any): boolean {
+  if (packet.clientId === client.id && packet.nl) return false
+  const brokerId = packet.brokerId
+  if (brokerId) {
+    const seen = client.duplicates[brokerId] || 0
+    if (seen >= packet.brokerCounter) return false
+    client.duplicates[brokerId] = packet.brokerCounter
+  }
+  return true
+}
+
+/**
  * Replaces aedes' per-client QoS 0 delivery (and QoS 1/2 delivery to a clean session, below)
  * with a synchronous one. Same decisions as aedes'
  * `deliver0` (no-local [MQTT-3.8.3-3], duplicate suppression for overlapping subscriptions,
@@ -86,13 +102,7 @@ const V5 = { protocolVersion: 5 } as const
 export function installFastDeliver (client: any, wire: Wire, dropped: (packet: any, reason: string) => void): void {
   const broker = client.broker
   client.deliver0 = function deliverQos0Fast (packet: any, cb: () => void): void {
-    if (packet.clientId === client.id && packet.nl) return cb()
-    const brokerId = packet.brokerId
-    if (brokerId) {
-      const seen = client.duplicates[brokerId] || 0
-      if (seen >= packet.brokerCounter) return cb()
-      client.duplicates[brokerId] = packet.brokerCounter
-    }
+    if (!forThisClient(client, packet)) return cb()
     // a subscriber past its queue's bytes, or not reading at all (drain-deadline.ts): QoS 0 is dropped, counted
     if (wire.congested || wire.stalled) {
       dropped(packet, 'queue_full')
@@ -124,13 +134,7 @@ export function installFastDeliver (client: any, wire: Wire, dropped: (packet: a
   client.deliverQoS = function deliverQoSFast (packet: any, cb: () => void): void {
     if (packet.qos === 0) { client.deliver0(packet, cb); return }
     if (client.clean !== true) { aedesDeliverQoS(packet, cb); return }
-    if (packet.clientId === client.id && packet.nl) return cb()
-    const brokerId = packet.brokerId
-    if (brokerId) {
-      const seen = client.duplicates[brokerId] || 0
-      if (seen >= packet.brokerCounter) return cb()
-      client.duplicates[brokerId] = packet.brokerCounter
-    }
+    if (!forThisClient(client, packet)) return cb()
     const forward = broker.authorizeForward(client, packet)
     if (!forward || !client.connected || client.closed) return cb()
     let messageId: number = forward.messageId
