@@ -15,8 +15,8 @@
  *   answers `ignore` (the chain goes on; at its end `allow_anonymous` and `acl_nomatch`
  *   decide), so a CONNECT never waits past the timeout. The alarm
  *   `<plugin>_unreachable` is raised at the first failure and cleared only by a request sent
- *   after that which the backend's server answered ({@link BackendRequest.answered}): a request the backend
- *   decides without asking (no username, a placeholder without a value, a key set or claims
+ *   after it was raised and answered by the backend's server ({@link BackendRequest.answered}):
+ *   a request the backend decides without asking (no username, a placeholder without a value, a key set or claims
  *   it already holds) says nothing about the server and leaves the alarm as it is.
  * - **Counts**: per plugin (`counts()`, logged at unload) beside the node's
  *   `client.auth.*` / `client.acl.*` metrics, which the broker and ACL service count.
