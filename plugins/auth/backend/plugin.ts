@@ -16,8 +16,9 @@
  *   decide), so a CONNECT never waits past the timeout. The alarm
  *   `<plugin>_unreachable` is raised at the first failure and cleared only by a request sent
  *   after it was raised and answered by the backend's server ({@link BackendRequest.answered}):
- *   a request the backend decides without asking (no username, a placeholder without a value, a key set or claims
- *   it already holds) says nothing about the server and leaves the alarm as it is.
+ *   a request the backend decides without asking (no username, a placeholder without a
+ *   value, a key set or claims it already holds) says nothing about the server and leaves
+ *   the alarm as it is.
  * - **Counts**: per plugin (`counts()`, logged at unload) beside the node's
  *   `client.auth.*` / `client.acl.*` metrics, which the broker and ACL service count.
  *
