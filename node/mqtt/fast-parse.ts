@@ -13,9 +13,11 @@
  *   through the parser's own 'packet' event: every listener (aedes' `enqueue`, the CONNECT
  *   port, the outbound window) is called as before.
  * - Only whole frames of those three kinds are decoded here, and only while mqtt-packet's
- *   parser holds nothing (no partial packet, no error); every other frame, a frame cut at the
- *   end of a read and a v5 PUBLISH with properties go through mqtt-packet's own `parse`, which
- *   then keeps what it buffered until its packet is complete.
+ *   parser holds nothing (no partial packet, no error); every other frame and a v5 PUBLISH
+ *   with properties go through mqtt-packet's own `parse` whole. A frame cut by the end of a
+ *   read waits here for the rest when it is small (at most {@link CARRY_MAX} bytes), and
+ *   goes to mqtt-packet when it is larger, which then keeps what it buffered until its
+ *   packet is complete.
  * - A parse called again from inside a 'packet' listener (a handler that finished at once and
  *   read on) waits until the frames before it were emitted: order is kept.
  */
@@ -23,6 +25,8 @@
 const PUBLISH = 3
 const PUBACK = 4
 const PINGREQ = 12
+/** The largest frame a cut read keeps here for the next read (larger ones: mqtt-packet's list). */
+const CARRY_MAX = 4096
 
 /** mqtt-packet's `Parser.prototype.parse`, taken from the first parser. */
 let originalParse: ((this: any, buf: Buffer) => number) | null = null
@@ -39,6 +43,8 @@ export function useFastParse (parser: any): void {
   if (parser.packet.constructor !== PacketClass || Object.getPrototypeOf(parser).parse !== originalParse) return
   // undefined: not parsing; null: parsing, nothing read meanwhile; an array: what was
   parser._fastQueue = undefined
+  // the start of a small frame cut by the end of the last read (see parseChunk)
+  parser._fastCarry = null
   parser.parse = fastParse
 }
 
@@ -68,21 +74,28 @@ function parseChunk (parser: any, buf: Buffer): void {
     originalParse!.call(parser, buf)
     return
   }
+  const carry: Buffer | null = parser._fastCarry
+  if (carry !== null) {
+    parser._fastCarry = null
+    buf = Buffer.concat([carry, buf])
+  }
   let pos = 0
+  let end = 0
+  let complete = false
   while (pos < buf.length) {
     const b0 = buf[pos]
     // the remaining length (the wire checked its form)
     let len = 0
     let mul = 1
     let at = pos + 1
-    let complete = false
+    complete = false
     while (at < buf.length && at < pos + 5) {
       const d = buf[at++]
       len += (d & 0x7f) * mul
       mul *= 128
       if ((d & 0x80) === 0) { complete = true; break }
     }
-    const end = at + len
+    end = at + len
     if (!complete || end > buf.length) break
     const type = b0 >> 4
     // per frame: a CONNECT earlier in this read set the parser's settings (its protocol level)
@@ -96,7 +109,12 @@ function parseChunk (parser: any, buf: Buffer): void {
     else parser.emit('packet', packet)
     pos = end
   }
-  if (pos < buf.length) originalParse!.call(parser, pos === 0 ? buf : buf.subarray(pos))
+  if (pos === buf.length) return
+  // a frame cut by the end of the read: a small one waits here for the rest (the reads of a
+  // busy connection are slices that seldom end on a frame), a large one goes to mqtt-packet,
+  // whose list gathers its pieces without copying them again at each read
+  if (complete ? end - pos <= CARRY_MAX : buf.length - pos < 5) parser._fastCarry = pos === 0 ? buf : buf.subarray(pos)
+  else originalParse!.call(parser, pos === 0 ? buf : buf.subarray(pos))
 }
 
 /** A PUBLISH as mqtt-packet decodes it; null for a v5 one with properties (or a frame too short to be one). */
