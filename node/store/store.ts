@@ -91,16 +91,16 @@ export async function createStore (init: StoreInit): Promise<Store> {
   for (const file of readdirSync(init.dir)) chmodSync(join(init.dir, file), 0o600)
   const tables = new Map<string, LmdbTable<any>>()
   const order = new WriteOrder()
-  let closed = false
+  const state = { closed: false, dir: init.dir }
   logger.debug({ dir: init.dir }, 'store opened')
 
   const store: Store = {
     dir: init.dir,
     table<T> (name: string): StoreTable<T> {
-      if (closed) throw new Error(`store at ${init.dir} is closed; open it again before using table "${name}"`)
+      if (state.closed) throw new Error(`store at ${init.dir} is closed; open it again before using table "${name}"`)
       let table = tables.get(name)
       if (table === undefined) {
-        table = new LmdbTable<T>(root.openDB<T, string>({ name }), name, order)
+        table = new LmdbTable<T>(root.openDB<T, string>({ name }), name, order, state)
         tables.set(name, table)
       }
       return table
@@ -110,8 +110,8 @@ export async function createStore (init: StoreInit): Promise<Store> {
       await root.committed
     },
     async close (): Promise<void> {
-      if (closed) return
-      closed = true
+      if (state.closed) return
+      state.closed = true
       await order.drained()
       await root.committed
       await root.close()
@@ -153,9 +153,17 @@ class WriteOrder {
 
 function noop (): void {}
 
-/** A {@link StoreTable} over one LMDB named database. */
+/**
+ * A {@link StoreTable} over one LMDB named database. A write after the store began closing is
+ * refused through its promise: lmdb-js would take it and then throw, outside any caller, when
+ * it starts the write on the closed environment (a connection's queue still being dropped
+ * while the node stops did so and took the process down).
+ */
 class LmdbTable<T> implements StoreTable<T> {
-  constructor (private readonly db: Database<T, string>, private readonly name: string, private readonly order: WriteOrder) {}
+  constructor (
+    private readonly db: Database<T, string>, private readonly name: string, private readonly order: WriteOrder,
+    private readonly state: { readonly closed: boolean, readonly dir: string }
+  ) {}
 
   get (key: string): T | undefined {
     return this.db.get(key)
@@ -183,7 +191,7 @@ class LmdbTable<T> implements StoreTable<T> {
 
   put (key: string, value: T): Promise<void> {
     try {
-      this.checkKey(key)
+      this.checkWrite(key)
       return this.order.after(this.db.put(key, value))
     } catch (err) {
       return Promise.reject(err)
@@ -192,7 +200,7 @@ class LmdbTable<T> implements StoreTable<T> {
 
   del (key: string): Promise<void> {
     try {
-      this.checkKey(key)
+      this.checkWrite(key)
       return this.order.after(this.db.remove(key))
     } catch (err) {
       return Promise.reject(err)
@@ -200,6 +208,7 @@ class LmdbTable<T> implements StoreTable<T> {
   }
 
   clear (prefix = ''): Promise<void> {
+    if (this.state.closed) return Promise.reject(this.closedError())
     if (prefix === '') return this.order.after(this.db.clearAsync())
     // Collected first, removed in the same turn: one transaction for the whole prefix.
     const keys = [...this.keys(prefix)]
@@ -212,6 +221,15 @@ class LmdbTable<T> implements StoreTable<T> {
       if (!key.startsWith(prefix)) return
       yield key
     }
+  }
+
+  private closedError (): Error {
+    return new Error(`store at ${this.state.dir} is closed: table "${this.name}" takes no more writes`)
+  }
+
+  private checkWrite (key: string): void {
+    if (this.state.closed) throw this.closedError()
+    this.checkKey(key)
   }
 
   private checkKey (key: string): void {

@@ -117,6 +117,21 @@ describe('store', () => {
     expect(s.table('other').get('k')).toEqual({ v: 1 })
   })
 
+  it('refuses, through the promise, a write to a table once the store began closing', async () => {
+    // a table taken before the close, written after it (a connection's queue still being
+    // dropped while the node stops): lmdb-js threw outside any caller and took the process down
+    const s = await openStore()
+    const kv = s.table<Buffer>('kv')
+    await kv.put('before', Buffer.from('x'))
+    const closing = s.close()
+    await expect(kv.put('after', Buffer.from('y'))).rejects.toThrow(/closed/)
+    await expect(kv.del('before')).rejects.toThrow(/closed/)
+    await expect(kv.clear()).rejects.toThrow(/closed/)
+    await closing
+    store = undefined
+    await expect(kv.put('later', Buffer.from('z'))).rejects.toThrow(/closed/)
+  })
+
   it('keeps a committed write when the writing process is SIGKILLed', async () => {
     const child = await childWriter()
     try {
