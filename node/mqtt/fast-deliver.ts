@@ -76,6 +76,16 @@ function hasProperties (props: Record<string, unknown>): boolean {
 const V5 = { protocolVersion: 5 } as const
 
 /**
+ * aedes' own test before it writes to a client (lib/write.js): connecting or connected. A
+ * client is still `connecting` after its CONNACK while its CONNECT's last step runs (the
+ * session's old queue emptied through the store); it is already reading then, so what it
+ * subscribes to meanwhile must reach it.
+ */
+function writable (client: any): boolean {
+  return (client.connecting === true || client.connected === true) && client.closed !== true
+}
+
+/**
  * aedes' first checks of a delivery: not the client's own message on a No Local subscription
  * [MQTT-3.8.3-3], and not a copy it already got through an overlapping subscription (the
  * message's counter not above the last one from its broker, which it records).
@@ -109,7 +119,7 @@ export function installFastDeliver (client: any, wire: Wire, dropped: (packet: a
       return cb()
     }
     const forward = broker.authorizeForward(client, packet)
-    if (!forward || !client.connected || client.closed) return cb()
+    if (!forward || !writable(client)) return cb()
     let frame: Buffer
     try {
       frame = encodeQos0(forward, client.version === 5)
@@ -136,7 +146,7 @@ export function installFastDeliver (client: any, wire: Wire, dropped: (packet: a
     if (client.clean !== true) { aedesDeliverQoS(packet, cb); return }
     if (!forThisClient(client, packet)) return cb()
     const forward = broker.authorizeForward(client, packet)
-    if (!forward || !client.connected || client.closed) return cb()
+    if (!forward || !writable(client)) return cb()
     let messageId: number = forward.messageId
     if (!messageId) {
       messageId = client._nextId

@@ -74,6 +74,28 @@ describe('MQTT 3.1.1 sessions', () => {
     const later = await open(node, { protocolVersion: 4, clientId: 'v4-discard', clean: false })
     expect(later.connack.sessionPresent).toBe(false)
   })
+
+  it('delivers what a clean=true client subscribes to while its old session\'s long queue is still being dropped', async () => {
+    // the CONNECT's last step drops the old queue through the store after the CONNACK; the
+    // client reads meanwhile, and QoS 0 and 1 deliveries to it must not wait for, or be lost
+    // to, that step (aedes writes to a client that is connecting or connected)
+    const first = await open(node, { protocolVersion: 4, clientId: 'v4-long-queue', clean: false })
+    await first.client.subscribeAsync('v4/long/t', { qos: 1 })
+    await leave(first.client)
+    const pub = await connect(node, { protocolVersion: 4 })
+    await Promise.all(Array.from({ length: 3000 }, async (_, i) => await pub.publishAsync('v4/long/t', `q${i}`, { qos: 1 })))
+
+    const clean = await open(node, { protocolVersion: 4, clientId: 'v4-long-queue', clean: true })
+    expect(clean.connack.sessionPresent).toBe(false)
+    await clean.client.subscribeAsync('v4/long/live', { qos: 1 })
+    await pub.publishAsync('v4/long/live', 'one', { qos: 1 })
+    await pub.publishAsync('v4/long/live', 'zero', { qos: 0 })
+    await waitFor(() => clean.messages.length >= 2, 'the QoS 1 and QoS 0 messages')
+    expect(clean.messages.map(m => [m.topic, m.payload.toString(), m.packet.qos])).toEqual([
+      ['v4/long/live', 'one', 1],
+      ['v4/long/live', 'zero', 0]
+    ])
+  })
 })
 
 describe('MQTT 5 Session Expiry Interval', () => {
