@@ -10,7 +10,7 @@
 import { isAbsolute, resolve } from 'node:path'
 import { WrongTypeError } from '../../../node/errors.js'
 import { configRoot } from '../../../node/config/index.js'
-import { compileSql, DOLLAR_BRACES, renderSql, lookup, type SqlDialect, type SqlTemplate } from '../../../node/template/index.js'
+import { compileSql, DOLLAR_BRACES, lookup, type SqlDialect, type SqlTemplate } from '../../../node/template/index.js'
 import { resourceTls, resourceTlsParams } from '../../../rules/resource-tls.js'
 import type { ParamSpecs, ResourceComponents } from '../../../rules/types.js'
 import { parseRedisServers } from '../pools/servers.js'
@@ -176,9 +176,12 @@ export function sqlActionParts (dialect: SqlDialect, product: string, boolean: (
       inLiteral: 'refuse',
       fail: (why) => { throw new WrongTypeError(`parameter sql cannot be used: ${why}`) }
     }),
+    // renderSql's loop without its closure and query object: this runs once per row
     row: (template, selected) => {
-      const q = renderSql(template, (key) => sqlValue(lookup(selected, key), boolean))
-      return { text: q.text, rows: [q.values as SqlValue[]] }
+      const params = template.params
+      const values = new Array<SqlValue>(params.length)
+      for (let i = 0; i < params.length; i++) values[i] = sqlValue(lookup(selected, params[i]), boolean)
+      return { text: template.text, rows: [values] }
     }
   }
 }
