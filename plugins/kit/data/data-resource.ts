@@ -72,12 +72,12 @@ interface Waiter {
 /**
  * About the length of `value`'s JSON text, without making it: strings by their length (UTF-16
  * units, so a text of multibyte characters counts less than its UTF-8 bytes; escapes are not
- * counted), every number as 8. What the in-memory buffer counts against `max_buffer_bytes`:
+ * counted), every number as 8, a comma after every item. What the in-memory buffer counts against `max_buffer_bytes`:
  * encoding each entry only to measure it cost the busiest path more than the batching did.
  */
 export function jsonLength (value: unknown): number {
   if (typeof value === 'string') return value.length + 2
-  if (typeof value !== 'object' || value === null) return typeof value === 'number' ? 8 : 5
+  if (typeof value !== 'object' || value === null) return typeof value === 'number' ? 8 : value === false ? 5 : 4
   if (Array.isArray(value)) {
     let n = 2
     for (let i = 0; i < value.length; i++) n += jsonLength(value[i]) + 1
