@@ -294,6 +294,10 @@ export class DataResource<W> implements ResourceInstance {
     }
     this.waiters.delete(e.i)
     clearTimeout(waiter.timer)
+    if (refused.length === 0) {
+      for (const s of waiter.rows) s.resolve()
+      return
+    }
     const failure = new Error(`refused by the server: ${err?.message ?? 'unknown reason'}`)
     waiter.rows.forEach((s, row) => { if (refused.includes(row)) s.reject(failure); else s.resolve() })
   }
