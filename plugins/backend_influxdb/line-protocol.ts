@@ -30,8 +30,15 @@ function checkName (what: string, s: string): void {
   if (s.endsWith('\\')) throw new LineError(`${what} ${JSON.stringify(s)} ends with a backslash, which line protocol cannot write`)
 }
 
+/**
+ * A name or tag value with nothing to check or escape (no `,`, `=`, space, line break or
+ * backslash, not empty): most are, and one test then does instead of the checks and the replace.
+ */
+const PLAIN = /^[^,= \n\r\\]+$/
+
 /** The measurement, escaped (`,` and space). */
 export function escapeMeasurement (s: string): string {
+  if (PLAIN.test(s) && s[0] !== '#') return s
   checkName('the measurement', s)
   if (s.startsWith('#')) throw new LineError(`the measurement ${JSON.stringify(s)} starts with #, which InfluxDB reads as a comment`)
   return s.replace(/[, ]/g, (c) => `\\${c}`)
@@ -39,12 +46,14 @@ export function escapeMeasurement (s: string): string {
 
 /** A tag key, tag value or field key, escaped (`,`, `=` and space). */
 export function escapeKey (what: string, s: string): string {
+  if (PLAIN.test(s)) return s
   checkName(what, s)
   return s.replace(/[,= ]/g, (c) => `\\${c}`)
 }
 
 /** {@link escapeKey} of a tag value: the error's wording (naming the tag) made only when it fails. */
 function escapeTagValue (key: string, s: string): string {
+  if (PLAIN.test(s)) return s
   if (s === '' || s.endsWith('\\') || /[\n\r]/.test(s)) checkName(`tag ${JSON.stringify(key)}'s value`, s)
   return s.replace(/[,= ]/g, (c) => `\\${c}`)
 }
@@ -120,6 +129,9 @@ export function timestampOf (v: unknown): string | undefined {
   throw new LineError(`the timestamp ${JSON.stringify(typeof v === 'bigint' ? String(v) : v)} is not a whole number`)
 }
 
+/** performance.timeOrigin, read once (a getter that asks the runtime each time). */
+const TIME_ORIGIN = performance.timeOrigin
+
 /** The last time given, as whole microseconds and the nanoseconds past them (0-999): numbers, no BigInt per point. */
 let lastUs = 0
 let lastSubNs = 0
@@ -136,7 +148,7 @@ export function nodeTimeNs (): bigint {
 
 /** {@link nodeTimeNs} as its decimal text (what a point carries), without a BigInt. */
 export function nodeTimeNsText (): string {
-  const us = Math.round((performance.timeOrigin + performance.now()) * 1000)
+  const us = Math.round((TIME_ORIGIN + performance.now()) * 1000)
   if (us > lastUs) {
     lastUs = us
     lastSubNs = 0
