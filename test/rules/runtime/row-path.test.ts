@@ -5,17 +5,15 @@
  * whenever and however the writer settles them), and when `run` is used instead (the
  * instance not opened yet, a writer refused, fallbacks, a held publish, `stop`).
  */
-import { pino } from 'pino'
-import { HooksBus } from '../../../node/hooks.js'
 import { messageEvent } from '../../../node/mqtt/broker-events.js'
-import type { StarlingNode } from '../../../node/node.js'
-import { PublishHold } from '../../../node/mqtt/publish-hold.js'
+import type { PublishHold } from '../../../node/mqtt/publish-hold.js'
 import { createBuiltInRegistry } from '../../../rules/engine.js'
 import { EngineMetrics } from '../../../rules/metrics.js'
 import { RepublishMarks } from '../../../rules/republish-marks.js'
 import { RuleRuntime } from '../../../rules/runtime.js'
 import { compileSql } from '../../../rules/sql/index.js'
 import type { ActionDefinition, OnActionFailed, ResourceInstance, RowSettle, RuleAction } from '../../../rules/types.js'
+import { standInNode } from './stand-in-node.js'
 
 /** A resource instance whose writer keeps what it was given. */
 class Instance implements ResourceInstance {
@@ -62,11 +60,7 @@ const act = (id: string, name: string, params: Record<string, unknown> = {}, fal
   ({ id, name, params: { $resource: 'res:1', ...params }, ...(fallbacks !== undefined ? { fallbacks } : {}) })
 
 function start (world: World, actions: RuleAction[], onFailed?: OnActionFailed, qos: 0 | 1 = 0): { metrics: EngineMetrics, publish: (n?: number) => void, settle: () => Promise<void>, holds: PublishHold[] } {
-  const logger = pino({ level: 'silent' })
-  const hooks = new HooksBus(logger)
-  const holds: PublishHold[] = []
-  const holdPublish = (): PublishHold => { const hold = new PublishHold(); holds.push(hold); return hold }
-  const node = { name: 'n1@127.0.0.1', logger, hooks, broker: { core: { publish: async () => {}, holdPublish } } } as unknown as StarlingNode
+  const { logger, hooks, holds, node } = standInNode()
   const registry = createBuiltInRegistry()
   registry.registerAction(rowAction(world, 'rows'))
   registry.registerAction(rowAction(world, 'rows-holding', { holdsPublish: () => true }))
