@@ -55,7 +55,7 @@ const program = new Command('bench:integrations')
   .option('--rounds <n>', 'runs per backend and mode, ceiling and rule alternating; the table shows medians', '3')
   .option('--rules <n>', 'rules running beside the plain subscribers', '100')
   .option('--rules-rate <msg/s>', 'messages per second fed to those rules (all of them together; 0: none, the rules only listen)', '1000')
-  .option('--backlog <n>', 'messages the rule\'s publisher keeps ahead of the action\'s outcomes (default max(2000, 64 x batch size))')
+  .option('--backlog <n>', 'messages the rule\'s publisher keeps ahead of the action\'s outcomes (default max(100000, 64 x batch size))')
   .option('--nodes <list>', 'node builds to compare, name=repository root (built), comma-separated; rounds interleave them', 'now=.')
   .option('--batching <modes>', 'batching modes to run: on, off or on,off', 'on,off')
   .option('--no-subscribers', 'skip the plain-subscriber part')
@@ -268,8 +268,11 @@ async function throughRule (node: Node, backend: Backend, server: BackendServer,
     rawsql: BENCH_SQL,
     actions: [{ name: backend.action.name, params: { $resource: resource.id, ...server.params, enable_batch: batching, batch_size: BATCH_SIZE } }]
   })
-  // enough that the action's pump (16 buffer entries of up to batch_size rows per write) never waits for the publisher between polls
-  const backlog = BACKLOG ?? Math.max(20_000, 4 * 16 * (batching ? BATCH_SIZE : 1))
+  // enough that the action's pump (16 buffer entries of up to batch_size rows per write) never
+  // waits for the publisher between polls: the publisher learns of outcomes once per POLL_MS,
+  // so the backlog caps the rate at about backlog / POLL_MS less what is in the pipeline (20,000
+  // capped it near 150,000 rows/s, under what PostgreSQL takes in bulk)
+  const backlog = BACKLOG ?? Math.max(100_000, 4 * 16 * (batching ? BATCH_SIZE : 1))
   try {
     return await fed(node, server.pid(), backlog, async () => {
       const data = await node.api('GET', `/rules/${rule.id as string}`)

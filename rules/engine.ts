@@ -139,7 +139,7 @@ export async function createRuleEngine (components: RuleEngineComponents): Promi
     },
     instanceAlive: async (resource) => await instances.alive(resource)
   })
-  const runtime = new RuleRuntime({ node: components, logger, registry, metrics, marks, resource: (id) => resources.find(id), instance: async (id) => await instances.get(id) })
+  const runtime = new RuleRuntime({ node: components, logger, registry, metrics, marks, resource: (id) => resources.find(id), instance: async (id) => await instances.get(id), running: (id) => instances.opened(id) })
   runtime.load(rules.all())
   return {
     registry,

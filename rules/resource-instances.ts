@@ -22,6 +22,8 @@ interface Slot {
   resource: Resource
   /** The instance once opened (undefined: the open failed or the type has none). */
   instance: Promise<ResourceInstance | undefined>
+  /** The same, once it has opened (set before {@link instance} resolves). */
+  opened?: ResourceInstance
 }
 
 /** What {@link ResourceInstances} needs. */
@@ -69,17 +71,20 @@ export class ResourceInstances {
     const open = this.init.registry.findResourceType(resource.type)?.open
     const components = this.init.components
     if (open === undefined || components === undefined) return
-    const instance = this.chain(id, async () => {
+    const next: Slot = { resource, instance: Promise.resolve(undefined) }
+    next.instance = this.chain(id, async () => {
       try {
         const made = await open(resource, components)
         this.init.logger.info({ resource_id: id, type: resource.type }, 'resource started on this node')
+        // only while the slot is current: a delete or change during the open closes what it made
+        if (this.slots.get(id) === next) next.opened = made
         return made
       } catch (err) {
         this.init.logger.error({ resource_id: id, type: resource.type, err: (err as Error)?.message ?? String(err) }, 'resource could not start on this node; its actions fail until it is changed or the rule engine restarts')
         return undefined
       }
     })
-    this.slots.set(id, { resource, instance })
+    this.slots.set(id, next)
   }
 
   /**
@@ -104,6 +109,14 @@ export class ResourceInstances {
   /** The instance of resource `id` (waiting while it opens), or undefined. */
   async get (id: string): Promise<ResourceInstance | undefined> {
     return await this.slots.get(id)?.instance
+  }
+
+  /**
+   * The instance of resource `id` if it has opened, without waiting (the rule runtime's row
+   * path, rules/runtime.ts); undefined while it opens, after it failed, or once closing.
+   */
+  opened (id: string): ResourceInstance | undefined {
+    return this.slots.get(id)?.opened
   }
 
   /** Whether resource `id` has an instance here that says it works; undefined for a type without instances. */

@@ -37,7 +37,7 @@ import { emqx4Columns, specColumns, type Columns } from './columns.js'
 import type { ActionCounters, EngineMetrics, RuleCounters } from './metrics.js'
 import type { RepublishMarks } from './republish-marks.js'
 import type { ActionRegistry } from './registry.js'
-import type { ActionContext, ActionDefinition, Resource, ResourceInstance, Rule, RuleAction, RulePublish } from './types.js'
+import type { ActionContext, ActionDefinition, Resource, ResourceInstance, RowSettle, RowWriter, Rule, RuleAction, RulePublish } from './types.js'
 import type { RuleEntry } from './rule-service.js'
 import { DeferredResult } from './funcs/errors.js'
 import type { PublishHold } from '../node/mqtt/publish-hold.js'
@@ -70,6 +70,31 @@ interface BoundAction {
   fallbacks: BoundAction[]
   /** Its run holds the triggering QoS 1/2 publish until it settles (a rule's own actions only, not fallbacks). */
   holds: boolean
+  /** The row path's writer ({@link ActionDefinition.rowWriter}) and the instance it was made for; null: that instance has none. */
+  writer: RowWriter | null | undefined
+  writerOf: ResourceInstance | undefined
+  /** The outcome every row-path run of this action shares (counts and logs; nothing waits on it). */
+  outcome: ActionOutcome
+}
+
+/** What an action's failure log says of its rule. */
+interface RuleOfAction { id: string, stopOnFailure: boolean }
+
+/**
+ * The outcome of an action's row-path runs ({@link ActionDefinition.rowWriter}): one object per
+ * bound action, shared by all its runs, that only counts (and logs a failure): a run on the
+ * row path has no hold, no fallbacks and no next action waiting on it.
+ */
+class ActionOutcome implements RowSettle {
+  constructor (private readonly runtime: RuleRuntime, private readonly rule: RuleOfAction, private readonly action: BoundAction) {}
+
+  resolve (): void {
+    this.action.counters.success++
+  }
+
+  reject (err: Error): void {
+    this.runtime.actionFailed(this.rule, this.action, err)
+  }
 }
 
 /** One match to act on; `hold`, taken once per holding action, is released as each settles. */
@@ -151,6 +176,8 @@ export interface RuntimeInit {
   resource: (id: string) => Resource | undefined
   /** The running part of resource `id` on this node (resource-instances.ts); absent: none. */
   instance?: (id: string) => Promise<ResourceInstance | undefined>
+  /** The same once it has opened, without waiting (undefined while it opens); absent: no row path. */
+  running?: (id: string) => ResourceInstance | undefined
 }
 
 /** Runs the rules of one node on its hooks bus. */
@@ -227,7 +254,7 @@ export class RuleRuntime {
 
   private runnable (rule: Rule, compiled: CompiledSql, order: number): Runnable {
     const { metrics } = this.init
-    const actions = this.bind(rule.actions, true)
+    const actions = this.bind(rule, rule.actions, true)
     return {
       id: rule.id,
       order,
@@ -242,14 +269,16 @@ export class RuleRuntime {
   }
 
   /** The actions (and their fallbacks) whose definitions are known here; others are skipped. */
-  private bind (actions: readonly RuleAction[], own: boolean): BoundAction[] {
+  private bind (rule: Rule, actions: readonly RuleAction[], own: boolean): BoundAction[] {
     const { metrics, registry } = this.init
     return actions.flatMap(a => {
       const def = registry.findAction(a.name)
       if (def === undefined) return []
       const resourceId = typeof a.params.$resource === 'string' ? a.params.$resource : undefined
       const holds = own && def.holdsPublish?.(a.params, resourceId === undefined ? undefined : this.init.resource(resourceId)) === true
-      return [{ id: a.id, def, params: a.params, resourceId, counters: metrics.action(a.id), lastError: 0, fallbacks: this.bind(a.fallbacks ?? [], false), holds }]
+      const bound: BoundAction = { id: a.id, def, params: a.params, resourceId, counters: metrics.action(a.id), lastError: 0, fallbacks: this.bind(rule, a.fallbacks ?? [], false), holds, writer: undefined, writerOf: undefined, outcome: undefined as unknown as ActionOutcome }
+      bound.outcome = new ActionOutcome(this, { id: rule.id, stopOnFailure: rule.on_action_failed === 'stop' }, bound)
+      return [bound]
     })
   }
 
@@ -391,6 +420,7 @@ export class RuleRuntime {
    * fallbacks run (each on its own, as with `continue`). `settled` hears the outcome.
    */
   private runAction (job: Job, action: BoundAction, settled: ((ok: boolean) => void) | undefined): void {
+    if (settled === undefined && !action.holds && action.fallbacks.length === 0 && this.writeRow(job, action)) return
     action.counters.taken++
     // a holding action's publish goes on once the run settled, whichever way
     const release = action.holds ? job.hold?.release : undefined
@@ -412,24 +442,53 @@ export class RuleRuntime {
     }
   }
 
+  /**
+   * The row path: `action`'s run handed to its instance's writer, with the action's shared
+   * outcome (no promise, context or closure per run). False when the action has no writer for
+   * its resource's instance now (none, or not opened yet): the caller runs it as usual.
+   */
+  private writeRow (job: Job, action: BoundAction): boolean {
+    if (action.def.rowWriter === undefined || action.resourceId === undefined) return false
+    const instance = this.init.running?.(action.resourceId)
+    if (instance === undefined) return false
+    if (action.writerOf !== instance) {
+      action.writerOf = instance
+      action.writer = action.def.rowWriter(action.params, instance, action.id) ?? null
+    }
+    const write = action.writer
+    if (write == null) return false
+    action.counters.taken++
+    try {
+      write(job.selected, action.outcome)
+    } catch (err) {
+      this.actionFailed(job.rule, action, err)
+    }
+    return true
+  }
+
   /** What runs when `action` failed: the count, a log line at most every {@link LOG_EVERY_MS}, its fallbacks (on `job`), `settled`. */
   private failure (rule: Runnable, action: BoundAction, release: (() => void) | undefined, settled: ((ok: boolean) => void) | undefined, job: Job | undefined): (err: unknown) => void {
     return (err) => {
       release?.()
-      action.counters.failed++
-      if (Date.now() - action.lastError > LOG_EVERY_MS) {
-        action.lastError = Date.now()
-        this.init.logger.warn({
-          rule_id: rule.id,
-          action: action.def.name,
-          action_id: action.id,
-          fallbacks: action.fallbacks.length,
-          on_action_failed: rule.stopOnFailure ? 'stop' : 'continue',
-          err: (err as Error)?.message ?? String(err)
-        }, 'rule action failed')
-      }
+      this.actionFailed(rule, action, err)
       if (job !== undefined) for (const fallback of action.fallbacks) this.runAction(job, fallback, undefined)
       settled?.(false)
+    }
+  }
+
+  /** Counts a failed run of `action` (of `rule`); logs it at most every {@link LOG_EVERY_MS}. */
+  actionFailed (rule: RuleOfAction, action: BoundAction, err: unknown): void {
+    action.counters.failed++
+    if (Date.now() - action.lastError > LOG_EVERY_MS) {
+      action.lastError = Date.now()
+      this.init.logger.warn({
+        rule_id: rule.id,
+        action: action.def.name,
+        action_id: action.id,
+        fallbacks: action.fallbacks.length,
+        on_action_failed: rule.stopOnFailure ? 'stop' : 'continue',
+        err: (err as Error)?.message ?? String(err)
+      }, 'rule action failed')
     }
   }
 

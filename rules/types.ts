@@ -115,7 +115,29 @@ export interface ActionDefinition {
    */
   holdsPublish?: (params: Record<string, unknown>, resource: Resource | undefined) => boolean
   run: (selected: Record<string, unknown>, ctx: ActionContext) => Promise<void> | void
+  /**
+   * A run without a promise or a context per run, for actions that hand their runs to a
+   * running resource instance (the data actions, which batch them): given the bound
+   * resource's instance on this node, a writer taking one run's selected data and telling
+   * `settle` its outcome; undefined when this instance cannot (the run then goes through
+   * `run`). Asked when the action first runs on an instance, never per message. The runtime
+   * uses it only for runs nothing else waits on (no held publish, no fallbacks,
+   * `on_action_failed` continue); those go through `run`.
+   */
+  rowWriter?: (params: Record<string, unknown>, instance: ResourceInstance, actionId: string) => RowWriter | undefined
 }
+
+/**
+ * The outcome of one run handed to a {@link RowWriter}: exactly one of the two is called,
+ * exactly once, now or later (a class instance is fine: they are called as methods).
+ */
+export interface RowSettle {
+  resolve: () => void
+  reject: (err: Error) => void
+}
+
+/** See {@link ActionDefinition.rowWriter}. A throw counts as the run failed (and `settle` is not called). */
+export type RowWriter = (selected: Record<string, unknown>, settle: RowSettle) => void
 
 /** A resource type as code defines it (spec: Resource type). */
 export interface ResourceTypeDefinition {

@@ -4,6 +4,6 @@
  * commands split into arguments before filling (argv.ts). The rule engine's actions and the
  * auth backends (with their `%u` syntax) both build on it.
  */
-export { fillString, fillTemplate, hasPlaceholder, lookup, renderValue } from './values.js'
+export { compileText, fillString, fillTemplate, fillText, hasPlaceholder, lookup, renderText, renderValue, type TextTemplate } from './values.js'
 export { compileSql, renderSql, DOLLAR_BRACES, type CompileSqlOptions, type PlaceholderSyntax, type SqlDialect, type SqlQuery, type SqlTemplate } from './sql.js'
 export { compileArgv, renderArgv, type ArgvTemplate } from './argv.js'

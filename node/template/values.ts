@@ -56,6 +56,47 @@ export function fillString (text: string, data: Record<string, unknown>, encode?
 }
 
 /**
+ * A text's placeholders found once ({@link compileText}), for a text filled once per message:
+ * `pieces` are the literal parts around `keys` (one more piece than keys), `whole` the key
+ * when the text is exactly one placeholder.
+ */
+export interface TextTemplate {
+  readonly text: string
+  readonly pieces: readonly string[]
+  readonly keys: readonly string[]
+  readonly whole: string | undefined
+}
+
+/** `text` split at its placeholders (see {@link TextTemplate}). */
+export function compileText (text: string): TextTemplate {
+  const pieces: string[] = []
+  const keys: string[] = []
+  let last = 0
+  for (const m of text.matchAll(PLACEHOLDER)) {
+    pieces.push(text.slice(last, m.index))
+    keys.push(m[1].trim())
+    last = m.index + m[0].length
+  }
+  pieces.push(text.slice(last))
+  const whole = keys.length === 1 && pieces[0] === '' && pieces[1] === '' ? keys[0] : undefined
+  return { text, pieces, keys, whole }
+}
+
+/** {@link fillString} of a compiled text: the same result, without a scan or a callback per message. */
+export function renderText (t: TextTemplate, data: Record<string, unknown>): string {
+  const keys = t.keys
+  if (keys.length === 0) return t.text
+  let out = t.pieces[0]
+  for (let i = 0; i < keys.length; i++) out += renderValue(lookup(data, keys[i])) + t.pieces[i + 1]
+  return out
+}
+
+/** {@link fillTemplate} of a compiled text: a text that is exactly one placeholder keeps the value's type (null when absent). */
+export function fillText (t: TextTemplate, data: Record<string, unknown>): unknown {
+  return t.whole !== undefined ? lookup(data, t.whole) ?? null : renderText(t, data)
+}
+
+/**
  * A template value (object, array, string) filled from `data`: a string that is exactly one
  * placeholder keeps the value's type (`"${qos}"` gives the number), other strings are filled
  * as text, objects and arrays recursively, other values unchanged.

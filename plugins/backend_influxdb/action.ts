@@ -5,10 +5,10 @@
  * batching (one write of many lines per batch) and retries are plugins/kit/data/'s.
  */
 import { WrongTypeError } from '../../node/errors.js'
-import { fillString, fillTemplate, hasPlaceholder, lookup, renderValue } from '../../node/template/index.js'
+import { compileText, fillText, hasPlaceholder, lookup, renderText, renderValue, type TextTemplate } from '../../node/template/index.js'
 import { dataAction } from '../kit/data/index.js'
 import type { ActionDefinition } from '../../rules/types.js'
-import { nodeTimeNs, renderPoint, timestampOf, type FieldValue } from './line-protocol.js'
+import { nodeTimeNsText, renderPoint, timestampOf, type FieldValue } from './line-protocol.js'
 import type { InfluxWrite } from './write.js'
 
 /** An action's params, checked. */
@@ -19,6 +19,24 @@ export interface InfluxActionTemplate {
   /** '': the node's time; with `${`: a template; otherwise a key of the selection (EMQ X's "Timestamp Key"). */
   timestamp: string
   intSuffix: string
+  /** The same, their placeholders found once (each row fills them). */
+  compiled: {
+    measurement: TextTemplate
+    fields: Array<[TextTemplate, TextTemplate | unknown]>
+    tags: Array<[TextTemplate, TextTemplate | unknown]>
+    /** undefined: no template (the node's time, or a key). */
+    timestamp: TextTemplate | undefined
+  }
+}
+
+/** A field's or tag's name and value compiled: a string value is a template, other literals stay. */
+function compileEntries (entries: Array<[string, unknown]>): Array<[TextTemplate, TextTemplate | unknown]> {
+  return entries.map(([k, v]) => [compileText(k), typeof v === 'string' ? compileText(v) : v])
+}
+
+/** A compiled entry's value for `selected` (fillTemplate's rules: "${key}" keeps the value's type). */
+function entryValue (v: TextTemplate | unknown, selected: Record<string, unknown>): unknown {
+  return typeof v === 'object' && v !== null ? fillText(v as TextTemplate, selected) : v
 }
 
 function refuse (key: string, why: string): never {
@@ -48,12 +66,21 @@ export function compileInfluxAction (params: Record<string, unknown>): InfluxAct
   if (typeof timestamp !== 'string') refuse('timestamp', `must be a \${key} template, a key or empty, got ${JSON.stringify(timestamp)}`)
   const intSuffix = params.int_suffix ?? 'i'
   if (typeof intSuffix !== 'string' || !['i', ''].includes(intSuffix)) refuse('int_suffix', `must be "i" or "", got ${JSON.stringify(intSuffix)}`)
+  const fields = entriesOf('fields', params.fields, true)
+  const tags = entriesOf('tags', params.tags, false)
+  const ts = timestamp.trim()
   return {
     measurement,
-    fields: entriesOf('fields', params.fields, true),
-    tags: entriesOf('tags', params.tags, false),
-    timestamp: timestamp.trim(),
-    intSuffix
+    fields,
+    tags,
+    timestamp: ts,
+    intSuffix,
+    compiled: {
+      measurement: compileText(measurement),
+      fields: compileEntries(fields),
+      tags: compileEntries(tags),
+      timestamp: hasPlaceholder(ts) ? compileText(ts) : undefined
+    }
   }
 }
 
@@ -66,16 +93,18 @@ function fieldOf (v: unknown): FieldValue | undefined {
 
 /** The point of one run. */
 export function influxRow (t: InfluxActionTemplate, selected: Record<string, unknown>): InfluxWrite {
+  const c = t.compiled
   const fields: Array<[string, FieldValue]> = []
-  for (const [k, template] of t.fields) {
-    const v = fieldOf(typeof template === 'string' ? fillTemplate(template, selected) : template)
-    if (v !== undefined) fields.push([fillString(k, selected), v])
+  for (const [k, template] of c.fields) {
+    const v = fieldOf(entryValue(template, selected))
+    if (v !== undefined) fields.push([renderText(k, selected), v])
   }
-  const tags: Array<[string, string]> = t.tags.map(([k, template]) => [fillString(k, selected), renderValue(typeof template === 'string' ? fillTemplate(template, selected) : template)])
-  const l = renderPoint({ measurement: fillString(t.measurement, selected), tags, fields, intSuffix: t.intSuffix })
-  const raw = t.timestamp === '' ? undefined : hasPlaceholder(t.timestamp) ? fillTemplate(t.timestamp, selected) : lookup(selected, t.timestamp)
+  const tags = new Array<[string, string]>(c.tags.length)
+  for (let i = 0; i < tags.length; i++) tags[i] = [renderText(c.tags[i][0], selected), renderValue(entryValue(c.tags[i][1], selected))]
+  const l = renderPoint({ measurement: renderText(c.measurement, selected), tags, fields, intSuffix: t.intSuffix })
+  const raw = t.timestamp === '' ? undefined : c.timestamp !== undefined ? fillText(c.timestamp, selected) : lookup(selected, t.timestamp)
   const ts = timestampOf(raw)
-  return { p: [ts === undefined ? { l, n: nodeTimeNs().toString() } : { l, t: ts }] }
+  return { p: [ts === undefined ? { l, n: nodeTimeNsText() } : { l, t: ts }] }
 }
 
 /** `data_to_influxdb`. */

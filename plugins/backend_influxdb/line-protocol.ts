@@ -30,8 +30,15 @@ function checkName (what: string, s: string): void {
   if (s.endsWith('\\')) throw new LineError(`${what} ${JSON.stringify(s)} ends with a backslash, which line protocol cannot write`)
 }
 
+/**
+ * A name or tag value with nothing to check or escape (no `,`, `=`, space, line break or
+ * backslash, not empty): most are, and one test then does instead of the checks and the replace.
+ */
+const PLAIN = /^[^,= \n\r\\]+$/
+
 /** The measurement, escaped (`,` and space). */
 export function escapeMeasurement (s: string): string {
+  if (PLAIN.test(s) && s[0] !== '#') return s
   checkName('the measurement', s)
   if (s.startsWith('#')) throw new LineError(`the measurement ${JSON.stringify(s)} starts with #, which InfluxDB reads as a comment`)
   return s.replace(/[, ]/g, (c) => `\\${c}`)
@@ -39,7 +46,15 @@ export function escapeMeasurement (s: string): string {
 
 /** A tag key, tag value or field key, escaped (`,`, `=` and space). */
 export function escapeKey (what: string, s: string): string {
+  if (PLAIN.test(s)) return s
   checkName(what, s)
+  return s.replace(/[,= ]/g, (c) => `\\${c}`)
+}
+
+/** {@link escapeKey} of a tag value: the error's wording (naming the tag) made only when it fails. */
+function escapeTagValue (key: string, s: string): string {
+  if (PLAIN.test(s)) return s
+  if (s === '' || s.endsWith('\\') || /[\n\r]/.test(s)) checkName(`tag ${JSON.stringify(key)}'s value`, s)
   return s.replace(/[,= ]/g, (c) => `\\${c}`)
 }
 
@@ -57,7 +72,8 @@ export function fieldValue (key: string, v: FieldValue, intSuffix: string): stri
   if (typeof v === 'bigint') return `${v.toString()}${intSuffix}`
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) throw new LineError(`field ${JSON.stringify(key)} is ${String(v)}, which InfluxDB cannot store`)
-    if (Number.isInteger(v)) return intSuffix === '' ? String(v) : `${BigInt(v).toString()}${intSuffix}`
+    // String() writes a safe integer's digits; past 2^53 it may use an exponent, BigInt never does
+    if (Number.isInteger(v)) return intSuffix === '' ? String(v) : `${Number.isSafeInteger(v) ? String(v) : BigInt(v).toString()}${intSuffix}`
     return String(v)
   }
   if (typeof v === 'boolean') return v ? 'true' : 'false'
@@ -79,9 +95,12 @@ export function renderPoint (p: PointParts): string {
   if (p.fields.length === 0) throw new LineError('no field has a value: a point needs at least one')
   let line = escapeMeasurement(p.measurement)
   // sorted tags are what InfluxDB recommends (it sorts them itself otherwise)
-  const tags = p.tags.filter(([, v]) => v !== '').sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
-  for (const [k, v] of tags) line += `,${escapeKey('tag key', k)}=${escapeKey(`tag ${JSON.stringify(k)}'s value`, v)}`
-  line += ' ' + p.fields.map(([k, v]) => `${escapeKey('field key', k)}=${fieldValue(k, v, p.intSuffix)}`).join(',')
+  const tags = p.tags.length <= 1 ? p.tags.filter(([, v]) => v !== '') : p.tags.filter(([, v]) => v !== '').sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
+  for (const [k, v] of tags) line += `,${escapeKey('tag key', k)}=${escapeTagValue(k, v)}`
+  for (let i = 0; i < p.fields.length; i++) {
+    const [k, v] = p.fields[i]
+    line += `${i === 0 ? ' ' : ','}${escapeKey('field key', k)}=${fieldValue(k, v, p.intSuffix)}`
+  }
   return line
 }
 
@@ -110,7 +129,12 @@ export function timestampOf (v: unknown): string | undefined {
   throw new LineError(`the timestamp ${JSON.stringify(typeof v === 'bigint' ? String(v) : v)} is not a whole number`)
 }
 
-let lastNs = 0n
+/** performance.timeOrigin, read once (a getter that asks the runtime each time). */
+const TIME_ORIGIN = performance.timeOrigin
+
+/** The last time given, as whole microseconds and the nanoseconds past them (0-999): numbers, no BigInt per point. */
+let lastUs = 0
+let lastSubNs = 0
 
 /**
  * The node's clock in nanoseconds, strictly increasing within the process: points without
@@ -119,7 +143,18 @@ let lastNs = 0n
  * series with the same time overwrite each other), and writing a point again overwrites itself.
  */
 export function nodeTimeNs (): bigint {
-  const now = BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000)) * 1000n
-  lastNs = now > lastNs ? now : lastNs + 1n
-  return lastNs
+  return BigInt(nodeTimeNsText())
+}
+
+/** {@link nodeTimeNs} as its decimal text (what a point carries), without a BigInt. */
+export function nodeTimeNsText (): string {
+  const us = Math.round((TIME_ORIGIN + performance.now()) * 1000)
+  if (us > lastUs) {
+    lastUs = us
+    lastSubNs = 0
+  } else if (++lastSubNs === 1000) {
+    lastUs++
+    lastSubNs = 0
+  }
+  return `${lastUs}${lastSubNs < 10 ? '00' : lastSubNs < 100 ? '0' : ''}${lastSubNs}`
 }

@@ -16,7 +16,7 @@ import type { ConnectionOptions } from 'node:tls'
 import { WrongTypeError } from '../../node/errors.js'
 import { configRoot } from '../../node/config/index.js'
 import { buildTlsOptions } from '../../node/tls-options.js'
-import { compileArgv, fillString, renderArgv, type ArgvTemplate } from '../../node/template/index.js'
+import { compileArgv, compileText, renderText, type ArgvTemplate, type TextTemplate } from '../../node/template/index.js'
 import { resourceTls } from '../../rules/resource-tls.js'
 import type { ResourceComponents } from '../../rules/types.js'
 import { parseRedisServers, type RedisAddress } from '../kit/pools/servers.js'
@@ -52,20 +52,23 @@ export function redisTransient (err: Error): boolean {
   return TRANSIENT_REPLIES.test(err.message)
 }
 
-/** The `cmd` param compiled: one template word per argument. */
-export type RedisCommand = ArgvTemplate<string>
+/** The `cmd` param compiled: one template word per argument, its placeholders found once. */
+export type RedisCommand = ArgvTemplate<TextTemplate>
 
 /** Compiles `cmd`; throws a 108 for an empty one or a command name that is a placeholder. */
 export function compileRedisCommand (cmd: string): RedisCommand {
-  const template = compileArgv(cmd, (word) => word)
+  const template = compileArgv(cmd, compileText)
   if (template === undefined) throw new WrongTypeError('parameter cmd cannot be used: it is empty; give a Redis command such as HSET msgs:${clientid} ${id} ${payload}')
-  if (template.args[0].includes('${')) throw new WrongTypeError(`parameter cmd cannot be used: the command name ${JSON.stringify(template.args[0])} holds a placeholder; a message's data may fill arguments, never choose the command`)
+  if (template.args[0].text.includes('${')) throw new WrongTypeError(`parameter cmd cannot be used: the command name ${JSON.stringify(template.args[0].text)} holds a placeholder; a message's data may fill arguments, never choose the command`)
   return template
 }
 
 /** The row of one run: the command's argv, each argument filled on its own. */
 export function redisRow (command: RedisCommand, selected: Record<string, unknown>): RedisWrite {
-  return { cmds: [renderArgv(command, (word) => fillString(word, selected))] }
+  const words = command.args
+  const argv = new Array<string>(words.length)
+  for (let i = 0; i < words.length; i++) argv[i] = renderText(words[i], selected)
+  return { cmds: [argv] }
 }
 
 /** The servers of a config (`server` for single, `servers` otherwise). */

@@ -63,9 +63,9 @@ describeWithServer('redis', 'svc_auth_redis (cluster)', () => {
     p = await startPluginNode({ overrides: { allow_anonymous: 'false', acl_nomatch: 'allow' } })
     node = p.node
     await load()
-    // as after every load (see 'finds the whole cluster from one seed node'): the first ready
-    // check of ioredis's Cluster clients may fail (seen once in CI: the first test's first
-    // CONNECT refused), so the tests start once the cluster answers
+    // the pool waits for its Cluster clients' first ready (plugins/kit/pools/redis.ts), but
+    // only up to auth.redis.timeout (1 s here), which a loaded 2-core CI machine may pass
+    // while ioredis retries a failed first ready check: the tests start once the cluster answers
     await retryUntil(async () => { await connect(node, { protocolVersion: 5, username: users[0], password: 'pw0' }) }, 'the cluster answering after the load', 15_000)
     await closeClients()
   }, 60_000)

@@ -10,21 +10,14 @@
  * one resource) then make one burst of buffer entries per period, which the resource sends in
  * few writes, instead of a timer and a write per row. No row waits longer than `batchTimeMs`.
  *
+ * A batch is two arrays side by side (the rows, their settles) and the time of its first row:
+ * no object per row beyond the row itself.
+ *
  * Invariant: rows leave in the order they came, and a flush hands every row gathered.
  */
+import type { RowSettle } from '../../../rules/types.js'
 
-/** What one row's writer waits on: settled once the row is written or given up. */
-export interface RowSettle {
-  resolve: () => void
-  reject: (err: Error) => void
-}
-
-/** One row waiting in a batch: its write, its settle and when it came (ms). */
-export interface PendingRow<W> {
-  row: W
-  settle: RowSettle
-  at: number
-}
+export type { RowSettle }
 
 /** Something a {@link FlushClock} flushes when its period ends. */
 interface Flushable {
@@ -65,20 +58,27 @@ export class FlushClock {
   }
 }
 
+/** What a {@link Batcher} hands on: the rows, their settles (same order) and when the first came (ms). */
+export type BatchFlush<W> = (rows: W[], settles: RowSettle[], at: number) => void
+
 /** Gathers rows and hands them to `flush` in batches. */
 export class Batcher<W> {
-  private rows: Array<PendingRow<W>> = []
+  private rows: W[] = []
+  private settles: RowSettle[] = []
+  private at = 0
 
   constructor (
     private readonly batchSize: number,
     private readonly batchTimeMs: number,
-    private readonly flush: (rows: Array<PendingRow<W>>) => void,
+    private readonly flush: BatchFlush<W>,
     private readonly clock: FlushClock
   ) {}
 
   /** Adds a row; flushes when the batch is full (or at once without batching). */
-  add (pending: PendingRow<W>): void {
-    this.rows.push(pending)
+  add (row: W, settle: RowSettle): void {
+    if (this.rows.length === 0) this.at = Date.now()
+    this.rows.push(row)
+    this.settles.push(settle)
     if (this.rows.length >= this.batchSize || this.batchTimeMs === 0) {
       this.drain()
     } else if (this.rows.length === 1) {
@@ -91,7 +91,9 @@ export class Batcher<W> {
     if (this.rows.length === 0) return
     if (this.batchTimeMs > 0) this.clock.leave(this, this.batchTimeMs)
     const rows = this.rows
+    const settles = this.settles
     this.rows = []
-    this.flush(rows)
+    this.settles = []
+    this.flush(rows, settles, this.at)
   }
 }

@@ -32,7 +32,7 @@ import type { Logger } from '../../../node/logger.js'
 import type { ResourceInstance } from '../../../rules/types.js'
 import { openReplayQueue, type ReplayQueue } from '../replayq/replayq.js'
 import { createBufferedSink, type BufferedSink, type SinkTarget } from '../sink/buffered-sink.js'
-import { Batcher, FlushClock, type PendingRow, type RowSettle } from './batcher.js'
+import { Batcher, FlushClock, type RowSettle } from './batcher.js'
 import { WriteRefused, type DataClient } from './client.js'
 import type { DataBatchSettings, DataResourceSettings } from './params.js'
 
@@ -67,6 +67,25 @@ interface Waiter {
   timeoutMs: number
   /** Sync mode: the rows fail at the deadline even while being written. */
   firm: boolean
+}
+
+/**
+ * About the length of `value`'s JSON text, without making it: strings by their length (UTF-16
+ * units, so a text of multibyte characters counts less than its UTF-8 bytes; escapes are not
+ * counted), every number as 8, a comma after every item. What the in-memory buffer counts against `max_buffer_bytes`:
+ * encoding each entry only to measure it cost the busiest path more than the batching did.
+ */
+export function jsonLength (value: unknown): number {
+  if (typeof value === 'string') return value.length + 2
+  if (typeof value !== 'object' || value === null) return typeof value === 'number' ? 8 : value === false ? 5 : 4
+  if (Array.isArray(value)) {
+    let n = 2
+    for (let i = 0; i < value.length; i++) n += jsonLength(value[i]) + 1
+    return n
+  }
+  let n = 2
+  for (const key in value) n += key.length + 4 + jsonLength((value as Record<string, unknown>)[key])
+  return n
 }
 
 /** Where resource `id` keeps its disk buffer: `<data_dir>/resources/<id>/`. */
@@ -126,6 +145,8 @@ export class DataResource<W> implements ResourceInstance {
       batchCountLimit: ENTRIES_PER_SEND,
       batchBytesLimit: BYTES_PER_SEND,
       encode: (e) => Buffer.from(JSON.stringify(e)),
+      // in memory, the entry's size without encoding it (the disk buffer counts its bytes)
+      sizeOf: jsonLength,
       decode: (b) => JSON.parse(b.toString('utf8')) as BufferEntry<W>,
       logger,
       onOverflow: (e) => {
@@ -190,23 +211,31 @@ export class DataResource<W> implements ResourceInstance {
    * resolves when it counts as success and rejects when it counts as failed (see the invariants).
    */
   write (actionKey: string, batch: DataBatchSettings, row: W): Promise<void> {
-    if (this.closed) return Promise.reject(new Error(`resource ${this.init.id} is stopped on this node`))
+    const add = this.rowWriter(actionKey, batch)
+    return new Promise<void>((resolve, reject) => { add(row, { resolve, reject }) })
+  }
+
+  /**
+   * The row path of action `actionKey` (rules/runtime.ts): a function taking one row and the
+   * settle told its outcome, exactly once (the invariants), with no promise per row. Made once
+   * per action and instance.
+   */
+  rowWriter (actionKey: string, batch: DataBatchSettings): (row: W, settle: RowSettle) => void {
     let batcher = this.batchers.get(actionKey)
     if (batcher === undefined) {
-      batcher = new Batcher<W>(batch.batchSize, batch.batchTimeMs, (rows) => { this.buffer(rows, batch) }, this.clock)
+      batcher = new Batcher<W>(batch.batchSize, batch.batchTimeMs, (rows, settles, at) => { this.buffer(rows, settles, at, batch) }, this.clock)
       this.batchers.set(actionKey, batcher)
     }
     const b = batcher
-    // the row's promise itself (no async wrapper): one promise per row on the busiest path
-    return new Promise<void>((resolve, reject) => {
-      b.add({ row, settle: { resolve, reject }, at: Date.now() })
-    })
+    return (row, settle) => {
+      if (this.closed) settle.reject(new Error(`resource ${this.init.id} is stopped on this node`))
+      else b.add(row, settle)
+    }
   }
 
-  /** One action's batch into the buffer. */
-  private buffer (rows: Array<PendingRow<W>>, batch: DataBatchSettings): void {
-    const entry: BufferEntry<W> = { r: this.run, i: ++this.seq, w: this.init.client.merge(rows.map((p) => p.row)) }
-    const settles = rows.map((p) => p.settle)
+  /** One action's batch (`rows`, their `settles`, the first row's time `at`) into the buffer. */
+  private buffer (rows: W[], settles: RowSettle[], at: number, batch: DataBatchSettings): void {
+    const entry: BufferEntry<W> = { r: this.run, i: ++this.seq, w: this.init.client.merge(rows) }
     if (this.init.settings.localBuffer) {
       // success once durable: the buffer then owns the rows, across restarts
       this.sink.append([entry]).then((r) => {
@@ -216,7 +245,7 @@ export class DataResource<W> implements ResourceInstance {
       return
     }
     const timeout = batch.mode === 'sync' ? batch.syncTimeoutMs : this.init.settings.retryTimeoutMs
-    const waiter: Waiter = { rows: settles, deadline: rows[0].at + timeout, timer: undefined, sending: false, lastError: undefined, timeoutMs: timeout, firm: batch.mode === 'sync' }
+    const waiter: Waiter = { rows: settles, deadline: at + timeout, timer: undefined, sending: false, lastError: undefined, timeoutMs: timeout, firm: batch.mode === 'sync' }
     waiter.timer = setTimeout(() => {
       if (!waiter.sending) this.giveUp(entry.i, waiter)
       else if (waiter.firm) { waiter.lastError = 'still being written (the server may yet store it)'; this.giveUp(entry.i, waiter) }
@@ -265,6 +294,10 @@ export class DataResource<W> implements ResourceInstance {
     }
     this.waiters.delete(e.i)
     clearTimeout(waiter.timer)
+    if (refused.length === 0) {
+      for (const s of waiter.rows) s.resolve()
+      return
+    }
     const failure = new Error(`refused by the server: ${err?.message ?? 'unknown reason'}`)
     waiter.rows.forEach((s, row) => { if (refused.includes(row)) s.reject(failure); else s.resolve() })
   }

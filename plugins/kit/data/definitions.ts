@@ -155,6 +155,14 @@ export function dataAction<W, C> (spec: DataActionSpec<W, C>): DataActionDefinit
     // sync_timeout (sync mode): the publisher's PUBACK waits for it (EMQ X 4.4's sync runs
     // the write inside the publish hook); async mode without the buffer never holds
     holdsPublish: (params, resource) => resource?.config.local_buffer === true || (!without.includes('insert_mode') && params.insert_mode === 'sync'),
+    // the row path (rules/runtime.ts): a run is the row and the batcher, no promise of its own
+    rowWriter (params, instance, actionId) {
+      if (!(instance instanceof DataResource)) return undefined
+      const resource = instance as DataResource<W>
+      const { compiled, batch } = resource.cached(`action:${actionId}`, () => ({ compiled: spec.compile(params), batch: batchOf(params) }))
+      const add = resource.rowWriter(actionId, batch)
+      return (selected, settle) => { add(spec.row(compiled, selected), settle) }
+    },
     async run (selected, ctx) {
       const instance = await ctx.instance()
       if (!(instance instanceof DataResource)) throw new Error(`resource ${String(ctx.params.$resource)} is not running on this node`)

@@ -29,7 +29,7 @@ export const DATA_RESOURCE_PARAMS: ParamSpecs = {
   },
   max_buffer_bytes: {
     type: 'integer', required: false, default: DEFAULT_MAX_BUFFER_BYTES, title: 'Max Buffer Size',
-    description: 'Most bytes of writes waiting for the server (on disk or in memory); beyond it the oldest are dropped, counted and logged'
+    description: 'Most bytes of writes waiting for the server (on disk: their encoded size; in memory: their JSON length, estimated); beyond it the oldest are dropped, counted and logged'
   },
   retry_timeout: {
     type: 'integer', required: false, default: DEFAULT_RETRY_TIMEOUT_MS, title: 'Retry Timeout',

@@ -10,7 +10,7 @@
 import { isAbsolute, resolve } from 'node:path'
 import { WrongTypeError } from '../../../node/errors.js'
 import { configRoot } from '../../../node/config/index.js'
-import { compileSql, DOLLAR_BRACES, renderSql, lookup, type SqlDialect, type SqlTemplate } from '../../../node/template/index.js'
+import { compileSql, DOLLAR_BRACES, lookup, type SqlDialect, type SqlTemplate } from '../../../node/template/index.js'
 import { resourceTls, resourceTlsParams } from '../../../rules/resource-tls.js'
 import type { ParamSpecs, ResourceComponents } from '../../../rules/types.js'
 import { parseRedisServers } from '../pools/servers.js'
@@ -86,17 +86,26 @@ export interface SqlClientSpec {
 }
 
 /**
- * Consecutive writes of one statement text as one write, their rows in order (new objects: the
- * buffer's entries are not changed). A buffer send of single-row entries (batching off, or
- * several actions' batches) then becomes one multi-row INSERT instead of a statement per row;
- * the send was all or none already (one transaction), so nothing else changes.
+ * Consecutive writes of one statement text as one write, their rows in order (the buffer's
+ * entries are not changed: a run of one write is itself, a longer run a new object). A buffer
+ * send of single-row entries (batching off, or several actions' batches) then becomes one
+ * multi-row INSERT instead of a statement per row; the send was all or none already (one
+ * transaction), so nothing else changes.
  */
 function coalesce (writes: readonly SqlWrite[]): SqlWrite[] {
   const out: SqlWrite[] = []
-  for (const w of writes) {
-    const last = out[out.length - 1]
-    if (last !== undefined && last.text === w.text) last.rows.push(...w.rows)
-    else out.push({ text: w.text, rows: [...w.rows] })
+  for (let i = 0; i < writes.length;) {
+    const text = writes[i].text
+    let end = i + 1
+    while (end < writes.length && writes[end].text === text) end++
+    if (end === i + 1) {
+      out.push(writes[i])
+    } else {
+      const rows: SqlValue[][] = []
+      for (let j = i; j < end; j++) for (const r of writes[j].rows) rows.push(r)
+      out.push({ text, rows })
+    }
+    i = end
   }
   return out
 }
@@ -124,8 +133,11 @@ export function sqlDataClient (pool: SqlPool, spec: SqlClientSpec): DataClient<S
     const per = Math.max(1, Math.floor(MAX_PARAMS / form.params))
     const out: Array<{ text: string, values: SqlValue[] }> = []
     for (let i = 0; i < w.rows.length; i += per) {
-      const rows = w.rows.slice(i, i + per)
-      out.push({ text: textOf(form, rows.length), values: rows.flat() })
+      const end = Math.min(w.rows.length, i + per)
+      // the rows' values one after another, without a slice and a flat() of them
+      const values: SqlValue[] = []
+      for (let r = i; r < end; r++) for (const v of w.rows[r]) values.push(v)
+      out.push({ text: textOf(form, end - i), values })
     }
     return out
   }
@@ -176,9 +188,12 @@ export function sqlActionParts (dialect: SqlDialect, product: string, boolean: (
       inLiteral: 'refuse',
       fail: (why) => { throw new WrongTypeError(`parameter sql cannot be used: ${why}`) }
     }),
+    // renderSql's loop without its closure and query object: this runs once per row
     row: (template, selected) => {
-      const q = renderSql(template, (key) => sqlValue(lookup(selected, key), boolean))
-      return { text: q.text, rows: [q.values as SqlValue[]] }
+      const params = template.params
+      const values = new Array<SqlValue>(params.length)
+      for (let i = 0; i < params.length; i++) values[i] = sqlValue(lookup(selected, params[i]), boolean)
+      return { text: template.text, rows: [values] }
     }
   }
 }

@@ -15,9 +15,19 @@
  *   reconnects after a loss (backoff 100 ms per attempt, at most 2 s), forever until closed.
  * - A down server never makes a command wait: commands are not queued while a client is
  *   disconnected (`enableOfflineQueue` false). A command picks a connected client; when none
- *   is, it waits only for a client's connection attempt already in progress (bounded by
- *   `commandTimeoutMs`) and otherwise fails at once. Every sent command is bounded by
- *   `commandTimeoutMs` as well.
+ *   is, it waits (bounded by `commandTimeoutMs`) for a client that is still coming up and
+ *   otherwise fails at once. Every sent command is bounded by `commandTimeoutMs` as well.
+ * - "Still coming up" is a client's connection attempt in progress (status `wait`,
+ *   `connecting`, `connect`: the wait ends at its `ready`, `error` or `close`), or a client
+ *   that was never ready and has reported no error (the wait ends at its `ready`, `error` or
+ *   `end`, whatever its status). The second is the new pool's first calls: ioredis's Cluster
+ *   client sends its ready check (`CLUSTER INFO`) to a node whose connection may still be
+ *   opening, which fails without an error event, and then retries from `reconnecting`
+ *   (100 ms later); without the wait a resource's creation probe or a first auth query would
+ *   be refused. A client that was ready and dropped, or that reported an error before its
+ *   first ready (a server refusing connections), is not waited for outside an attempt: a
+ *   down backend fails fast, which the outage alarms (`<plugin>_unreachable`) and the
+ *   buffered sinks' retries count on.
  * - RESP2 (`protocol: 2`): ioredis 6 opens with `HELLO 3`, which a password-protected Redis
  *   refuses before AUTH.
  * - `close()` ends every client (QUIT when connected); no timer outlives it by more than
@@ -123,14 +133,20 @@ export function createRedisPool (opts: RedisPoolOptions): RedisPool {
   const size = Math.max(1, opts.pool ?? 1)
   const waitMs = opts.commandTimeoutMs ?? 5000
   const clients: Client[] = []
+  /** The clients that have been ready, or reported an error, at least once: not "still coming up" once idle. */
+  const settled = new Set<Client>()
   for (let i = 0; i < size; i++) {
     const client = newClient(opts)
     let reported = false
     client.on('error', (err: Error) => {
+      settled.add(client)
       if (!reported) opts.onError?.(err)
       reported = true
     })
-    client.on('ready', () => { reported = false })
+    client.on('ready', () => {
+      settled.add(client)
+      reported = false
+    })
     clients.push(client)
   }
   let next = 0
@@ -147,20 +163,32 @@ export function createRedisPool (opts: RedisPoolOptions): RedisPool {
     return undefined
   }
 
-  /** Waits for a connection attempt in progress (status `connecting`/`connect`) to end, bounded. */
+  /** Waits for a client still coming up (the module comment) to become ready or give up, bounded. */
   const awaitAttempt = async (): Promise<Client | undefined> => {
-    const pending = clients.filter((c) => c.status === 'connecting' || c.status === 'connect' || c.status === 'wait')
-    if (pending.length === 0) return undefined
     const offs: Array<() => void> = []
     let timer: NodeJS.Timeout | undefined
     try {
       await new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, waitMs)
-        for (const c of pending) {
-          const done = (): void => resolve()
-          c.once('ready', done).once('error', done).once('close', done)
-          offs.push(() => { c.off('ready', done).off('error', done).off('close', done) })
+        let pending = 0
+        const ready = (): void => resolve()
+        for (const c of clients) {
+          if (c.status === 'end') continue
+          // never ready, no error: coming up through its first attempts (an ioredis Cluster
+          // whose ready check failed closes and retries: its `close` does not end the wait)
+          const first = !settled.has(c)
+          if (!first && c.status !== 'connecting' && c.status !== 'connect' && c.status !== 'wait') continue
+          const last = first ? 'end' : 'close'
+          // this client gave up: the wait ends when every awaited client did (or one is ready)
+          const gaveUp = (): void => {
+            c.off('ready', ready).off('error', gaveUp).off(last, gaveUp)
+            if (--pending === 0) resolve()
+          }
+          c.once('ready', ready).once('error', gaveUp).once(last, gaveUp)
+          offs.push(() => { c.off('ready', ready).off('error', gaveUp).off(last, gaveUp) })
+          pending++
         }
+        if (pending === 0) resolve()
+        else timer = setTimeout(resolve, waitMs)
       })
     } finally {
       clearTimeout(timer)

@@ -1,5 +1,5 @@
 /** `${key}` placeholders: nested keys, JSON strings on the way, typed whole-value placeholders. */
-import { fillString, fillTemplate, lookup } from '../../../node/template/index.js'
+import { compileText, fillString, fillTemplate, fillText, lookup, renderText } from '../../../node/template/index.js'
 
 const data = { clientid: 'c1', qos: 1, payload: '{"x":{"y":7}}', map: { a: [1, 2] }, empty: null }
 
@@ -24,5 +24,15 @@ describe('placeholders', () => {
   it('looks up a key containing a dot before a nested path', () => {
     expect(lookup({ 'a.b': 1, a: { b: 2 } }, 'a.b')).toBe(1)
     expect(lookup({ a: { b: 2 } }, ' a.b ')).toBe(2)
+  })
+
+  it('fills a compiled text as fillString and fillTemplate fill the text', () => {
+    const texts = ['${clientid}/${qos}', 'x=${payload.x.y}', '${map}', '[${missing}][${empty}]', 'no placeholder', '${ qos }', '${qos}', 'a${clientid}b${clientid}c', '${unclosed', '${}', '']
+    for (const text of texts) {
+      expect(renderText(compileText(text), data)).toBe(fillString(text, data))
+      expect(fillText(compileText(text), data)).toEqual(fillTemplate(text, data))
+    }
+    expect(fillText(compileText('${qos}'), data)).toBe(1)
+    expect(fillText(compileText('${missing}'), data)).toBeNull()
   })
 })

@@ -100,6 +100,9 @@ describe('a point', () => {
     expect(BigInt(times[999]) > BigInt(times[0])).toBe(true)
     expect(Number(BigInt(times[0]) / 1_000_000n)).toBeCloseTo(Date.now(), -3)
     expect(nodeTimeNs() > BigInt(times[999])).toBe(true)
+    // more points than microseconds: the nanoseconds count on past 999 into the next microsecond
+    const many = Array.from({ length: 5000 }, () => influxRow(t, {}).p[0].n as string)
+    for (let i = 1; i < many.length; i++) expect(BigInt(many[i]) > BigInt(many[i - 1])).toBe(true)
   })
 
   it('refuses a timestamp that is not a whole number, and params that cannot work (108)', () => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { silentLogger } from '../../../node/logger.js'
 import { DataResource, WriteRefused, type DataClient, type DataBatchSettings, type DataResourceSettings } from '../../../plugins/kit/data/index.js'
+import { jsonLength } from '../../../plugins/kit/data/data-resource.js'
 
 /** A write: rows of numbers; a row < 0 is refused for good; `down` makes every write fail as a lost connection. */
 type W = number[]
@@ -90,6 +91,21 @@ describe('DataResource', () => {
     client.down = false
     await r.write('a', BATCH, [4])
     expect(client.written).toEqual([1, 4])
+    await r.close(true)
+  })
+
+  it('sizes an in-memory entry by its JSON length, estimated, and drops the oldest past max_buffer_bytes', async () => {
+    const entry = { r: 'a1b2c3', i: 12345678, w: { text: 'INSERT INTO t VALUES ($1, $2)', rows: [['client-1', 12345678, null, true], ['client-2', 87654321, false, 'x']] } }
+    const exact = JSON.stringify(entry).length
+    expect(Math.abs(jsonLength(entry) - exact)).toBeLessThanOrEqual(6)
+    const client = fakeClient()
+    client.down = true
+    // each entry {"r":"<12 hex>","i":n,"w":[n]} counts 50: 200 bytes hold 4 of the 12
+    const r = await DataResource.open({ id: 'x', client, settings: { ...SETTINGS, maxBufferBytes: 200 }, dataDir: dir, logger: silentLogger() })
+    const rows = Array.from({ length: 12 }, (_v, i) => r.write('a', { ...BATCH, batchSize: 1 }, [i]))
+    await outcomes(rows)
+    expect(r.dropped).toBeGreaterThanOrEqual(4)
+    expect(r.dropped).toBeLessThanOrEqual(11)
     await r.close(true)
   })
 

@@ -3,18 +3,16 @@
  * one fails, in which order, and what each counts, with actions that fail at once (a throw),
  * later (a rejection) or succeed, on a hooks bus.
  */
-import { pino } from 'pino'
-import { HooksBus } from '../../../node/hooks.js'
 import { messageEvent } from '../../../node/mqtt/broker-events.js'
-import type { StarlingNode } from '../../../node/node.js'
 import { createBuiltInRegistry } from '../../../rules/engine.js'
 import { EngineMetrics } from '../../../rules/metrics.js'
 import { RepublishMarks } from '../../../rules/republish-marks.js'
 import { everyAction } from '../../../rules/rule-service.js'
 import { RuleRuntime } from '../../../rules/runtime.js'
-import { PublishHold } from '../../../node/mqtt/publish-hold.js'
+import type { PublishHold } from '../../../node/mqtt/publish-hold.js'
 import { compileSql } from '../../../rules/sql/index.js'
 import type { ActionDefinition, OnActionFailed, RuleAction } from '../../../rules/types.js'
+import { standInNode } from './stand-in-node.js'
 
 /** What ran, in order: each action instance's id as it started. */
 let ran: string[] = []
@@ -41,11 +39,7 @@ const act = (id: string, name: string, fallbacks?: RuleAction[]): RuleAction => 
 
 /** A started runtime with one rule on `t/#`; publish() sends one message. */
 function start (actions: RuleAction[], onFailed?: OnActionFailed, qos: 0 | 1 = 0): { metrics: EngineMetrics, publish: () => void, settle: () => Promise<void>, holds: PublishHold[] } {
-  const logger = pino({ level: 'silent' })
-  const hooks = new HooksBus(logger)
-  const holds: PublishHold[] = []
-  const holdPublish = (): PublishHold => { const hold = new PublishHold(); holds.push(hold); return hold }
-  const node = { name: 'n1@127.0.0.1', logger, hooks, broker: { core: { publish: async () => {}, holdPublish } } } as unknown as StarlingNode
+  const { logger, hooks, holds, node } = standInNode()
   const registry = createBuiltInRegistry()
   for (const a of ACTIONS) registry.registerAction(a)
   const metrics = new EngineMetrics()
