@@ -10,15 +10,10 @@ import { createLogger } from '../node/logger.js'
 import { startStarling } from './assemble.js'
 import { VERSION } from '../node/version.js'
 import { givenEtcDir, loadLauncherConfig, pidFilePath, seedEtcDir, type LauncherOptions } from './launcher-config.js'
-import type { DeferredOptimizers } from './optimizers.js'
 
-/**
- * How `runForeground` runs: `console` sends the log to the console whatever `log.to` says;
- * `optimizers`, when given, start with the node's first client or busy second (bin/optimizers.ts).
- */
+/** How `runForeground` runs: `console` sends the log to the console whatever `log.to` says. */
 export interface ForegroundMode {
   console: boolean
-  optimizers?: DeferredOptimizers
 }
 
 /** Runs the node in the foreground (see the module comment); returns once it is running. */
@@ -70,16 +65,6 @@ export async function runForeground (opts: LauncherOptions, mode: ForegroundMode
   const api = node.api.server
   if (api !== undefined) console.log(`Start ${api.protocol} listener on ${api.listenOn} successfully.`)
   console.log(`Starling ${VERSION} (${node.name}) is running now!`)
-  const optimizers = mode.optimizers
-  if (optimizers !== undefined && !optimizers.started()) {
-    // the first client's CONNECT turns them on at once: a reconnect storm after a restart
-    // must not run its first second unoptimized; other work (bridges, rules) the event loop shows
-    const off = node.hooks.on('client.connect', () => { off(); optimizers.start('first client') })
-    optimizers.watch((why) => {
-      off()
-      logger.info({ why }, 'optimizing compilers on')
-    })
-  }
   showGeneratedSecret(config['management.default_application.id'], node.services.generatedApiSecret)
   // the log file is written asynchronously: wait until its lines are out (at most 2 s, a
   // stuck disk must not keep a stopping node alive; pino's exit handler writes the rest)

@@ -8,8 +8,6 @@
  * else `<etc>/starling.conf`) and `--etc-dir <dir>` (else $STARLING_ETC_DIR, else the
  * installation's etc/): the user's settings, outside the installation.
  */
-// first: turns V8's optimizing compilers off until the node's first work (bin/optimizers.ts)
-import { optimizers } from './optimizers.js'
 import { Command } from 'commander'
 import { VERSION } from '../node/version.js'
 import type { LauncherOptions } from './launcher-config.js'
@@ -39,7 +37,7 @@ export async function main (argv: string[]): Promise<void> {
 }
 
 async function foreground (opts: LauncherOptions, toConsole: boolean): Promise<void> {
-  await (await import('./foreground.js')).runForeground(opts, { console: toConsole, optimizers })
+  await (await import('./foreground.js')).runForeground(opts, { console: toConsole })
 }
 
 main(process.argv).catch((err) => {
