@@ -117,9 +117,17 @@ export function starlingTarget (repoRoot: string, env: Record<string, string> = 
 
 /** aedes 2 with nothing added (`bench/brokers/plain-aedes.ts`). */
 export function aedesTarget (benchDir: string): BrokerTarget {
-  const script = path.join(benchDir, 'brokers', 'plain-aedes.js')
+  return scriptTarget('aedes', path.join(benchDir, 'brokers', 'plain-aedes.js'))
+}
+
+/** Not a broker: Node.js's own floor, a `net` server copying PUBLISH frames (`bench/brokers/bare-relay.ts`). */
+export function relayTarget (benchDir: string): BrokerTarget {
+  return scriptTarget('relay', path.join(benchDir, 'brokers', 'bare-relay.js'))
+}
+
+function scriptTarget (name: string, script: string): BrokerTarget {
   return {
-    name: 'aedes',
+    name,
     unavailable: () => existsSync(script) ? null : `${script} is missing: run \`npm run build\``,
     command: (port) => ({ file: process.execPath, args: [script, String(port), '127.0.0.1'], env: {} })
   }

@@ -18,6 +18,7 @@ export interface SummaryRow {
   peakRssMb: number
   p50Ms: number | null
   p99Ms: number | null
+  p999Ms: number | null
   generatorCpuPercent: number
   kbPerConn: number | null
   cpuUsPerConn: number | null
@@ -61,6 +62,7 @@ export function summarize (runs: RunResult[]): SummaryRow[] {
       peakRssMb: m((r) => r.peakRssMb) ?? 0,
       p50Ms: m((r) => r.p50Ms),
       p99Ms: m((r) => r.p99Ms),
+      p999Ms: m((r) => r.p999Ms),
       generatorCpuPercent: m((r) => r.generatorCpuPercent) ?? 0,
       kbPerConn: m((r) => r.kbPerConn),
       cpuUsPerConn: m((r) => r.cpuUsPerConn),
@@ -100,8 +102,8 @@ function extra (row: SummaryRow): string {
 export function renderTable (rows: SummaryRow[]): string {
   const table = new Table({
     head: ['scenario', 'broker', 'CPU µs/msg', 'vs mosq', 'delivered msg/s', 'broker CPU %', 'RSS MiB',
-      'p50 ms', 'p99 ms', 'gen CPU %', 'notes'],
-    colAligns: ['left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'left'],
+      'p50 ms', 'p99 ms', 'p99.9 ms', 'gen CPU %', 'notes'],
+    colAligns: ['left', 'left', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'right', 'left'],
     style: { head: [], border: [], compact: true }
   })
   for (const row of rows) {
@@ -115,6 +117,7 @@ export function renderTable (rows: SummaryRow[]): string {
       fmt(row.rssMb, 1),
       fmt(row.p50Ms, 2),
       fmt(row.p99Ms, 2),
+      fmt(row.p999Ms, 2),
       fmt(row.generatorCpuPercent, 0),
       extra(row)
     ])

@@ -9,7 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Command } from 'commander'
-import { aedesTarget, commandTarget, mosquittoTarget, starlingTarget, type BrokerTarget } from './broker-process.js'
+import { aedesTarget, commandTarget, mosquittoTarget, relayTarget, starlingTarget, type BrokerTarget } from './broker-process.js'
 import { openFileLimits } from './proc-stats.js'
 import { renderTable, summarize } from './report.js'
 import { runScenario, type RunResult } from './scenario-runner.js'
@@ -22,7 +22,7 @@ const REEXEC_ENV = 'STARLING_BENCH_REEXEC'
 
 const program = new Command('bench')
   .description('Compare Starling, Mosquitto and plain aedes under the same load, in the same run.')
-  .option('--broker <list>', 'brokers: starling,mosquitto,aedes or all', 'all')
+  .option('--broker <list>', 'brokers: starling,mosquitto,aedes,relay or all (all three brokers, not the relay)', 'all')
   .option('--cmd <name=command>', 'extra broker run through sh; {port} and {dataDir} are substituted (repeatable)',
     (value: string, previous: string[]) => previous.concat([value]), [] as string[])
   .option('--scenarios <list>', `scenarios: ${SCENARIOS.map((s) => s.name).join(',')}`, SCENARIOS.map((s) => s.name).join(','))
@@ -71,14 +71,15 @@ function selectBrokers (list: string, commands: string[]): BrokerTarget[] {
   const builtin: Record<string, BrokerTarget> = {
     mosquitto: mosquittoTarget(),
     starling: starlingTarget(repoRoot),
-    aedes: aedesTarget(benchDir)
+    aedes: aedesTarget(benchDir),
+    relay: relayTarget(benchDir)
   }
   const names = list.split(',').map((s) => s.trim()).filter((s) => s !== '')
   const expanded = names.flatMap((n) => n === 'all' ? ['mosquitto', 'starling', 'aedes'] : [n])
   const targets: BrokerTarget[] = []
   for (const name of expanded) {
     const target = builtin[name]
-    if (target === undefined) throw new Error(`unknown broker '${name}'; choose from starling, mosquitto, aedes, all (or use --cmd)`)
+    if (target === undefined) throw new Error(`unknown broker '${name}'; choose from starling, mosquitto, aedes, relay, all (or use --cmd)`)
     targets.push(target)
   }
   for (const spec of commands) {
@@ -178,7 +179,7 @@ function describeRun (r: RunResult): string {
     `${r.cpuUsPerMsg === null ? '-' : r.cpuUsPerMsg.toFixed(2)} µs CPU/msg`,
     `broker CPU ${r.cpuPercent.toFixed(0)}%`,
     `RSS ${r.rssMb.toFixed(1)} MiB (peak ${r.peakRssMb.toFixed(1)})`,
-    `p50/p99 ${r.p50Ms?.toFixed(2) ?? '-'}/${r.p99Ms?.toFixed(2) ?? '-'} ms`,
+    `p50/p99/p99.9 ${r.p50Ms?.toFixed(2) ?? '-'}/${r.p99Ms?.toFixed(2) ?? '-'}/${r.p999Ms?.toFixed(2) ?? '-'} ms`,
     `gen CPU ${r.generatorCpuPercent.toFixed(0)}%`
   ]
   if (r.survived !== undefined) parts.push(`survived ${r.survived ? 'yes' : 'NO'}, new CONNECT ${r.answersConnect === true ? 'ok' : 'FAILED'}`)

@@ -34,6 +34,7 @@ export interface RunResult {
   /** End-to-end latency percentiles over the window, ms (null when nothing was delivered). */
   p50Ms: number | null
   p99Ms: number | null
+  p999Ms: number | null
   /** Generator CPU over the window, % of one core (all its threads). */
   generatorCpuPercent: number
   /** Connections the broker closed on us. */
@@ -115,6 +116,7 @@ function windowResult (scenario: Scenario, broker: RunningBroker, round: number,
     peakRssMb: 0,
     p50Ms: null,
     p99Ms: null,
+    p999Ms: null,
     generatorCpuPercent: (selfUs / (windowS * 1e6)) * 100,
     dropped: b.load.dropped
   }
@@ -173,6 +175,7 @@ export async function runScenario (
     const histogram = await generator.histogram()
     result.p50Ms = histogram.total > 0 ? histogram.percentile(50) / 1000 : null
     result.p99Ms = histogram.total > 0 ? histogram.percentile(99) / 1000 : null
+    result.p999Ms = histogram.total > 0 ? histogram.percentile(99.9) / 1000 : null
     result.peakRssMb = rss.peakKb / MB
     result.dropped = generator.read().dropped
     await generator.close('all', scenario.kind === 'flood')
