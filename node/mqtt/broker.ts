@@ -1,7 +1,7 @@
 import { Aedes } from 'aedes'
 import type { Duplex } from 'node:stream'
 import type { TLSSocket } from 'node:tls'
-import { type ConnectionOrigin, type AuthInfo, type Authenticator, type AccessClient, type AccessControl, type BannedList, type BrokerComponents } from './broker-types.js'
+import { type ConnectionOrigin, type AuthInfo, type AuthVerdict, type AuthResult, type Authenticator, type AccessClient, type AccessControl, type BannedList, type BrokerComponents } from './broker-types.js'
 import { QOS_RECEIVED_METRIC } from '../metrics.js'
 import { MessageRouter } from './router.js'
 import { Wire } from './wire.js'
@@ -63,7 +63,7 @@ export class Broker {
   /** What each new wire taps: the delivery retries (`mqtt.retry_interval`), then the {@link packetTaps}. */
   private wireTap: PacketTap
   /** Run once a CONNECT is authenticated, before the session is set up; see {@link addAcceptHook}. */
-  private acceptHooks: ReadonlyArray<(client: ClientView, cleanStart: boolean) => Promise<void>> = []
+  private acceptHooks: AcceptHooks = []
   /** `mqtt.max_mqueue_len`, `max_subscriptions`, `max_awaiting_rel`, `await_rel_timeout` ... */
   private readonly sessionLimits: SessionLimits
   /** `acl_deny_action`: `disconnect` closes a client whose publish or subscribe is denied. */
@@ -114,7 +114,7 @@ export class Broker {
       // also waits for 'drain' with one listener per client instead of one per write)
       drainTimeout: 60000,
       preConnect: (client: any, packet: any, cb: any) => self.broker!.preConnect(client, packet, cb),
-      authenticate: (client: any, username: any, password: any, cb: any) => { void self.broker!.authenticate(client, username, password, cb) },
+      authenticate: (client: any, username: any, password: any, cb: any) => { self.broker!.authenticate(client, username, password, cb) },
       authorizePublish: (client: any, packet: any, cb: any) => self.broker!.authorizePublish(client, packet, cb),
       authorizeSubscribe: (client: any, sub: any, cb: any) => self.broker!.authorizeSubscribe(client, sub, cb),
       authorizeForward: createForwardFilter(settings, (client, packet) => self.broker!.delivered(client, packet), (packet, reason) => self.broker!.dropped(packet, reason)),
@@ -138,10 +138,11 @@ export class Broker {
   /**
    * Runs `hook` once a CONNECT is authenticated, before aedes sets up the session (the
    * cluster takes over a session of the same client id on another node there); hooks run
-   * in the order added, and a failing one is logged and the client still accepted. Returns
+   * in the order added, and a failing one is logged and the client still accepted. A hook
+   * with nothing to do returns no promise: the CONNECT then goes on in the same turn. Returns
    * the function that removes it.
    */
-  addAcceptHook (hook: (client: ClientView, cleanStart: boolean) => Promise<void>): () => void {
+  addAcceptHook (hook: AcceptHook): () => void {
     this.acceptHooks = [...this.acceptHooks, hook]
     return () => { this.acceptHooks = this.acceptHooks.filter(h => h !== hook) }
   }
@@ -422,8 +423,8 @@ export class Broker {
     cb(null, true)
   }
 
-  private async authenticate (client: any, username: string | undefined, password: Buffer | undefined,
-    cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): Promise<void> {
+  private authenticate (client: any, username: string | undefined, password: Buffer | undefined,
+    cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): void {
     // [MQTT-3.1.3-6], [MQTT-3.1.3-7]: aedes names a client without an id `aedes_<uuid>` (42
     // characters); ours fits any mqtt.max_clientid_len and goes back in CONNACK (v5)
     if (client._assignedClientId !== undefined) client.id = client._assignedClientId = assignClientId()
@@ -456,46 +457,99 @@ export class Broker {
       this.c.logger.debug({ clientId: client.id, reason: bannedFor }, 'banned client refused')
       return cb(connectError(5, 'banned'))
     }
-    const accept = async (): Promise<void> => {
-      // a connected client with this id is about to be taken over [MQTT-3.1.4-2]
-      const previous = wireOf(this.aedes.clients[client.id])
-      if (previous !== undefined) previous.closeReason = 'takeovered'
-      for (const hook of this.acceptHooks) {
-        try {
-          await hook(this.aedesCore.viewOf(client), stateOf(client)?.cleanStart !== false)
-        } catch (err) {
-          this.c.logger.warn({ err, clientId: client.id }, 'a hook before accepting the client failed (cluster takeover); accepting the connection without the old session')
-        }
-      }
-      this.mountClient(client, wire, zone)
-      if (this.sessions?.resume(client) === true && wire) wire.sessionPresent = true
-      cb(null, true)
-    }
+    this.runAuthChain(client, info, access, zone.bypassAuthPlugins ? NO_AUTHENTICATORS : this.authenticators, 0, zone.allowAnonymous, cb)
+  }
+
+  /**
+   * Asks the auth chain from `providers[i]` on; a provider that answers at once (no promise)
+   * is not waited for, so a CONNECT with no asynchronous provider is decided in this turn.
+   */
+  private runAuthChain (client: any, info: AuthInfo, access: AccessClient, providers: readonly Authenticator[], i: number,
+    allowAnonymous: boolean, cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): void {
     const metrics = this.c.metrics
-    try {
-      // zone.<name>.bypass_auth_plugins: allow_anonymous alone decides (EMQ X's internal zone)
-      for (const provider of zone.bypassAuthPlugins ? [] : this.authenticators) {
-        const answer = await provider.authenticate(info)
-        const verdict = typeof answer === 'string' ? answer : answer.verdict
-        if (verdict === 'allow') {
-          metrics['client.auth.success']++
-          access.superuser = typeof answer !== 'string' && answer.superuser === true
-          return await accept()
-        }
-        if (verdict === 'deny') {
-          metrics['client.auth.failure']++
-          return cb(connectError(username === undefined ? 5 : 4, 'bad user name or password'))
-        }
+    for (; i < providers.length; i++) {
+      let answer: ReturnType<Authenticator['authenticate']>
+      try {
+        answer = providers[i].authenticate(info)
+      } catch (err) {
+        return this.authFailed(client, err, cb)
       }
-      // every provider ignored the client (or there is none): allow_anonymous decides
-      metrics['client.auth.ignore']++
-      if (zone.allowAnonymous) return await accept()
-      metrics['client.auth.failure']++
-      cb(connectError(5, 'not authorized'))
-    } catch (err) {
-      this.c.logger.warn({ err, clientId: client.id }, 'authentication failed with an error')
-      cb(connectError(3, 'server unavailable'))
+      if (isPromise(answer)) {
+        const next = i + 1
+        answer.then((settled) => {
+          if (this.authAnswered(client, settled, info.username, access, cb)) return
+          this.runAuthChain(client, info, access, providers, next, allowAnonymous, cb)
+        }, (err: unknown) => { this.authFailed(client, err, cb) })
+        return
+      }
+      if (this.authAnswered(client, answer, info.username, access, cb)) return
     }
+    // every provider ignored the client (or there is none): allow_anonymous decides
+    metrics['client.auth.ignore']++
+    if (allowAnonymous) return this.accept(client, cb)
+    metrics['client.auth.failure']++
+    cb(connectError(5, 'not authorized'))
+  }
+
+  /** One provider's answer: true when it decided (the client accepted or refused). */
+  private authAnswered (client: any, answer: AuthVerdict | AuthResult, username: string | undefined, access: AccessClient,
+    cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): boolean {
+    const verdict = typeof answer === 'string' ? answer : answer.verdict
+    if (verdict === 'allow') {
+      this.c.metrics['client.auth.success']++
+      access.superuser = typeof answer !== 'string' && answer.superuser === true
+      this.accept(client, cb)
+      return true
+    }
+    if (verdict === 'deny') {
+      this.c.metrics['client.auth.failure']++
+      cb(connectError(username === undefined ? 5 : 4, 'bad user name or password'))
+      return true
+    }
+    return false
+  }
+
+  private authFailed (client: any, err: unknown, cb: (err: Error & { returnCode?: number }) => void): void {
+    this.c.logger.warn({ err, clientId: client.id }, 'authentication failed with an error')
+    cb(connectError(3, 'server unavailable'))
+  }
+
+  /**
+   * An authenticated client: the accept hooks (in order, a hook that returns no promise not
+   * waited for), then its mountpoint and session, then `cb(null, true)`.
+   */
+  private accept (client: any, cb: (err: null, ok: boolean) => void): void {
+    // a connected client with this id is about to be taken over [MQTT-3.1.4-2]
+    const previous = wireOf(this.aedes.clients[client.id])
+    if (previous !== undefined) previous.closeReason = 'takeovered'
+    this.runAcceptHooks(client, this.acceptHooks, 0, cb)
+  }
+
+  private runAcceptHooks (client: any, hooks: AcceptHooks, i: number, cb: (err: null, ok: boolean) => void): void {
+    const cleanStart = stateOf(client)?.cleanStart !== false
+    for (; i < hooks.length; i++) {
+      let pending: Promise<void> | void
+      try {
+        pending = hooks[i](client.id, cleanStart)
+      } catch (err) {
+        this.acceptHookFailed(client, err)
+        continue
+      }
+      if (isPromise(pending)) {
+        const next = i + 1
+        pending.then(() => { this.runAcceptHooks(client, hooks, next, cb) },
+          (err: unknown) => { this.acceptHookFailed(client, err); this.runAcceptHooks(client, hooks, next, cb) })
+        return
+      }
+    }
+    const wire = wireOf(client)
+    this.mountClient(client, wire, this.zoneOf(client).zone)
+    if (this.sessions?.resume(client) === true && wire) wire.sessionPresent = true
+    cb(null, true)
+  }
+
+  private acceptHookFailed (client: any, err: unknown): void {
+    this.c.logger.warn({ err, clientId: client.id }, 'a hook before accepting the client failed (cluster takeover); accepting the connection without the old session')
   }
 
   private authorizePublish (client: any, packet: any, cb: (err?: Error | null) => void): void {
@@ -721,6 +775,16 @@ export class Broker {
       })
     }
   }
+}
+
+/** Run once a CONNECT is authenticated (see {@link Broker.addAcceptHook}): the client id, and whether it starts clean. */
+export type AcceptHook = (clientId: string, cleanStart: boolean) => Promise<void> | undefined
+type AcceptHooks = readonly AcceptHook[]
+
+const NO_AUTHENTICATORS: readonly Authenticator[] = []
+
+function isPromise<T> (value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as any)?.then === 'function'
 }
 
 const WIRE = Symbol('starling.wire')
