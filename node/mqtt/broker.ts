@@ -77,7 +77,7 @@ export class Broker {
 
   private constructor (private readonly settings: BrokerSettings, private readonly c: BrokerComponents, aedes: any, router: MessageRouter) {
     this.aedes = aedes
-    this.aedesCore = new AedesCore(aedes, c.persistence, wireOf, router, (event) => this.holdPublish(event))
+    this.aedesCore = new AedesCore(aedes, c.persistence, wireOf, router, (event) => this.holdPublish(event), (topic) => this.watches(topic))
     this.router = router
     this.violations = new ViolationCloser(aedes)
     this.zones = new ZoneTable(settings)
@@ -197,6 +197,13 @@ export class Broker {
   }
 
   private readonly taps: Array<{ prefix: string, fn: (event: MessageEvent) => void }> = []
+
+  /** Whether a message published on `topic` now would reach a `message.publish` listener or a tap (see {@link routed}). */
+  private watches (topic: string): boolean {
+    if (this.c.hooks.has('message.publish')) return true
+    for (const tap of this.taps) if (topic.startsWith(tap.prefix)) return true
+    return false
+  }
 
   /** The QoS 1/2 `message.publish` event being dispatched on the hooks bus, and the hold taken on it (see {@link holdPublish}). */
   private dispatching: MessageEvent | null = null

@@ -139,6 +139,15 @@ export interface MqttCore {
   publish (message: PublishMessage): Promise<void>
   /** The same with a callback, for hot paths (no promise per message). */
   publishWith (message: PublishMessage, done: (err?: Error | null) => void): void
+  /**
+   * Whether a non-retained message the broker publishes on `topic` (a `$` topic such as
+   * `$SYS/...`, no publishing client) could now be seen by anyone: a subscriber on this node
+   * or another, an away session's queue, a hooks-bus `message.publish` listener or a publish
+   * tap. False means publishing it would change nothing anyone can observe, so a caller may
+   * skip building it. Cheap (counts, no topic lookup) and conservative: true may be said of a
+   * topic nobody would get, false never of one somebody would.
+   */
+  isHeard (topic: string): boolean
   /** Persistent sessions and their subscriptions and queues. */
   readonly sessions: SessionStore
   /** The retained-message methods of the persistence, for the retainer. */
@@ -229,7 +238,8 @@ export class AedesCore implements MqttCore {
   private readonly views = new WeakMap<AedesClient, ClientView>()
 
   constructor (private readonly aedes: AedesInstance, private readonly persistence: CorePersistence, private readonly wireOf: (client: unknown) => Wire | undefined,
-    private readonly router: Pick<MessageRouter, 'on' | 'removeListener'>, private readonly hold: (event: MessageEvent) => PublishHold | undefined) {}
+    private readonly router: Pick<MessageRouter, 'on' | 'removeListener' | 'mayReachDollarTopic'>, private readonly hold: (event: MessageEvent) => PublishHold | undefined,
+    private readonly watched: (topic: string) => boolean) {}
 
   holdPublish (event: MessageEvent): PublishHold | undefined { return this.hold(event) }
 
@@ -261,6 +271,10 @@ export class AedesCore implements MqttCore {
 
   publishWith (message: PublishMessage, done: (err?: Error | null) => void): void {
     this.aedes.publish(message, done)
+  }
+
+  isHeard (topic: string): boolean {
+    return topic.charCodeAt(0) !== 36 || this.router.mayReachDollarTopic() || this.watched(topic)
   }
 
   /** The view of an aedes client (for node/mqtt code holding one, e.g. the cluster's takeover hook). */
