@@ -33,7 +33,7 @@ import { startSessionLimits, type SessionLimits } from './session-limits.js'
 import { AedesCore, type ClientView, type MqttCore } from './core.js'
 import { peerCertUsername } from './listeners.js'
 import { SessionExpiry } from './session-expiry.js'
-import { slimNewClient, slimConnectingClient, closeOnSocketClose } from './client-slim.js'
+import { newClient, slimConnectingClient, closeOnSocketClose } from './client-slim.js'
 import { releaseKeepalive } from './keepalive-wheel.js'
 import { takeConnects } from './connect.js'
 import type { Logger } from '../logger.js'
@@ -322,8 +322,7 @@ export class Broker {
     this.wires.add(wire)
     // one listener function for every socket (`on`: 'close' comes once; `once` would wrap it)
     socket.on('close', this.onSocketClose)
-    const client = this.aedes.handle(socket)
-    slimNewClient(client, ownsClose(origin))
+    const client = newClient(this.aedes, socket, ownsClose(origin))
     takeConnects(client)
     return wire
   }

@@ -1,11 +1,14 @@
 /**
  * Cuts what aedes 2.0.0-beta.1 builds per connection that an idle client does not need,
- * right after its Client constructor ran (issue 22: an idle connection's memory). Measured
- * with heap snapshots of 5 000 idle clients (docs/performance.md, "Per-connection memory"):
+ * while and right after its Client constructor runs (issue 22: an idle connection's memory
+ * and a CONNECT's CPU). Measured with heap snapshots of 5 000 idle clients
+ * (docs/performance.md, "Per-connection memory"):
  *
  * - mqtt-packet's parser keeps its bytes in a `bl` BufferListStream, a whole Duplex stream
  *   (two stream states, their arrays and callbacks) of which it only uses the BufferList
- *   methods: it gets a plain BufferList, the same methods without the stream.
+ *   methods: {@link newClient} has aedes' constructor make its parser with a plain
+ *   BufferList from the start, the same methods without the stream (mqtt-packet itself
+ *   makes a `bl` again only after a malformed packet, which closes the connection).
  * - the parser's list of state names is one array per parser: one shared array.
  * - the parser keeps the CONNECT packet as its `settings` (it reads `protocolVersion` and
  *   `bridgeMode` from it): a shared object with those two, so the CONNECT (client id,
@@ -21,7 +24,65 @@
  *
  * Behaviour is unchanged: every cut keeps what aedes reads.
  */
+import mqttPacket from 'mqtt-packet'
 import { useFastParse } from './fast-parse.js'
+
+/** What mqtt-packet's parser factory makes, read once from a parser it made itself. */
+interface ParserParts {
+  Parser: new () => any
+  Packet: new () => any
+  BufferList: new () => any
+  states: unknown[]
+}
+
+let parserParts: ParserParts | null | undefined
+
+function readParserParts (factory: () => any): ParserParts | null {
+  const probe = factory()
+  const BufferList = probe._list?.constructor?.BufferList
+  const Packet = probe.packet?.constructor
+  if (typeof BufferList !== 'function' || typeof Packet !== 'function' || !Array.isArray(probe._states)) return null
+  return { Parser: probe.constructor, Packet, BufferList, states: probe._states }
+}
+
+/**
+ * mqtt-packet's `parser()` (a Parser, then its `_resetState`) with a plain BufferList and the
+ * shared state names; `settings` is replaced once the CONNECT is seen (slimConnectingClient).
+ */
+function slimParser (): any {
+  const parts = parserParts!
+  const parser = new parts.Parser()
+  parser.settings = {}
+  parser._states = parts.states
+  parser.packet = new parts.Packet()
+  parser.error = null
+  parser._list = new parts.BufferList()
+  parser._stateCounter = 0
+  return parser
+}
+
+/**
+ * `aedes.handle(socket)`: aedes' Client for `socket`, its parser made by {@link slimParser}
+ * (aedes' constructor calls mqtt-packet's `parser()`; the factory is swapped for that call
+ * only, synchronously, and put back), then slimmed by {@link slimNewClient}.
+ */
+export function newClient (aedes: { handle: (socket: unknown) => any }, socket: unknown, ownClose: boolean): any {
+  const factory = mqttPacket.parser
+  parserParts ??= readParserParts(factory)
+  let client: any
+  if (parserParts === null) {
+    client = aedes.handle(socket)
+  } else {
+    (mqttPacket as any).parser = slimParser
+    try {
+      client = aedes.handle(socket)
+    } finally {
+      (mqttPacket as any).parser = factory
+    }
+  }
+  slimNewClient(client, ownClose)
+  return client
+}
 
 /** The parser states mqtt-packet creates per parser, shared by all (it only reads them). */
 let sharedStates: unknown[] | null = null
@@ -36,7 +97,7 @@ function noop (): void {}
  * client on the socket's 'close' (see {@link closeOnSocketClose}), so aedes' own
  * `stream.finished` is dropped.
  */
-export function slimNewClient (client: any, ownClose: boolean): void {
+function slimNewClient (client: any, ownClose: boolean): void {
   const parser = client._parser
   if (parser !== undefined && parser !== null) {
     const BufferList = parser._list?.constructor?.BufferList
