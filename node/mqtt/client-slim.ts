@@ -26,6 +26,7 @@
  */
 import mqttPacket from 'mqtt-packet'
 import { useFastParse } from './fast-parse.js'
+import { packetListenerFor } from './connect.js'
 
 /** What mqtt-packet's parser factory makes, read once from a parser it made itself. */
 interface ParserParts {
@@ -41,8 +42,53 @@ function readParserParts (factory: () => any): ParserParts | null {
   const probe = factory()
   const BufferList = probe._list?.constructor?.BufferList
   const Packet = probe.packet?.constructor
-  if (typeof BufferList !== 'function' || typeof Packet !== 'function' || !Array.isArray(probe._states)) return null
-  return { Parser: probe.constructor, Packet, BufferList, states: probe._states }
+  if (typeof BufferList !== 'function' || typeof Packet !== 'function' || !Array.isArray(probe._states) || typeof probe.constructor !== 'function') return null
+  return { Parser: slimParserClass(probe.constructor), Packet, BufferList, states: probe._states }
+}
+
+/**
+ * mqtt-packet's Parser, with the listeners aedes' constructor adds taken as Starling wants
+ * them, so that nothing is removed afterwards (an EventEmitter's event map that loses a key
+ * goes to dictionary mode, about 120 B more per parser): the 'packet' listener is
+ * connect.ts's (which passes to aedes' own every packet it does not take), and the 'error'
+ * listener, aedes' `client.emit.bind(client, 'error')`, one function for every parser.
+ */
+function slimParserClass (Parser: new () => any): new () => any {
+  return class SlimParser extends Parser {
+    on (event: string, listener: (...args: any[]) => void): any {
+      if (event === 'packet') return super.on(event, packetListenerFor(listener))
+      if (event === 'error' && listener.name === 'bound emit') return super.on(event, parserErrorToClient)
+      return super.on(event, listener)
+    }
+  }
+}
+
+/** A parser error, emitted on its aedes client (`this` is the parser). */
+function parserErrorToClient (this: any, err: Error): void {
+  this.client.emit('error', err)
+}
+
+/** A socket error, emitted on its aedes client (`this` is the socket), as aedes' bound `emit`. */
+function socketErrorToClient (this: any, err: Error): void {
+  this.client.emit('error', err)
+}
+
+/** The socket's end closes its aedes client (`this` is the socket), as aedes' bound `close`. */
+function closeClientOnEnd (this: any): void {
+  this.client.close()
+}
+
+/**
+ * Replaces aedes' bound `listener` of `event` on `socket` (one bound function per client)
+ * by `shared`, in the same place among the socket's listeners of that event.
+ */
+function shareSocketListener (socket: any, event: string, name: string, shared: (this: any, ...args: any[]) => void): void {
+  const listeners: Array<(...args: any[]) => void> = socket.listeners(event)
+  const i = listeners.findIndex(l => l.name === name)
+  // only when it is the last one: re-adding puts it at the end
+  if (i === -1 || i !== listeners.length - 1) return
+  socket.removeListener(event, listeners[i])
+  socket.on(event, shared)
 }
 
 /**
@@ -108,9 +154,15 @@ function slimNewClient (client: any, ownClose: boolean): void {
   }
   // restored for MQTT 5 clients once their CONNECT is seen (slimConnectedClient)
   client._topicAliases = null
+
   if (ownClose && typeof client._eos === 'function') {
     client._eos()
     client._eos = noop
+  }
+  const socket = client.conn
+  if (socket !== undefined && socket !== null && socket.client === client) {
+    shareSocketListener(socket, 'error', 'bound emit', socketErrorToClient)
+    shareSocketListener(socket, 'end', 'bound close', closeClientOnEnd)
   }
 }
 
@@ -125,6 +177,19 @@ export function slimConnectingClient (client: any, packet: { protocolVersion: nu
     parser.settings = settings
   }
   if (packet.protocolVersion === 5 && client._topicAliases === null) client._topicAliases = new Map()
+}
+
+/**
+ * Rebuilds `emitter`'s event map after a listener went: aedes' once('connected') listener of
+ * its client, removed when the CONNECT is accepted, leaves the map in dictionary mode
+ * (about 120 B more for the connection's lifetime). Same keys, same listeners, same order.
+ */
+export function compactEvents (emitter: any): void {
+  const events = emitter._events
+  if (events === undefined || events === null || typeof events !== 'object') return
+  const fresh = Object.create(null)
+  for (const key of Reflect.ownKeys(events)) fresh[key] = events[key]
+  emitter._events = fresh
 }
 
 /** Closes the aedes client of a socket that closed (in place of aedes' `stream.finished`). */
