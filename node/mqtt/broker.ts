@@ -314,7 +314,8 @@ export class Broker {
    */
   handle (socket: Duplex, origin: ConnectionOrigin): Wire {
     const wire = new Wire(socket, this.zones.part(origin.zone).limits, this.c.metrics, this.onViolation)
-    wire.peer = { address: origin.address, port: origin.port }
+    // the origin has the peer's address and port: no object of its own per connection
+    wire.peer = origin
     wire.origin = origin
     wire.acks = this.ackWatch
     wire.tap = this.wireTap
@@ -395,7 +396,7 @@ export class Broker {
       cleanStart: packet.clean !== false,
       expiryInterval: v5 ? (packet.properties?.sessionExpiryInterval ?? 0) : (packet.clean !== false ? 0 : Math.floor(this.settings.sessionExpiryMs / 1000)),
       isBridge: packet.bridgeMode === true,
-      connProps: packet.properties ?? {},
+      connProps: packet.properties ?? NO_PROPERTIES,
       connectedAt: 0,
       access: {
         clientId: client.id,
@@ -788,6 +789,9 @@ export type AcceptHook = (clientId: string, cleanStart: boolean) => Promise<void
 type AcceptHooks = readonly AcceptHook[]
 
 const NO_AUTHENTICATORS: readonly Authenticator[] = []
+
+/** The CONNECT properties of a client that sent none (every MQTT 3.1.1 client): one object for all. */
+const NO_PROPERTIES: Record<string, unknown> = Object.freeze({})
 
 function isPromise<T> (value: T | Promise<T>): value is Promise<T> {
   return typeof (value as any)?.then === 'function'
