@@ -11,7 +11,7 @@ import { topicLevels, displayFilter } from './topic.js'
 import { createConnackRewriter } from './connack.js'
 import { ViolationCloser } from './violation.js'
 import { createForwardFilter } from './forward.js'
-import { clientState, stateOf, type ClientState } from './client-state.js'
+import { clientState, stateOf, ConnectionState, type ClientState } from './client-state.js'
 import { installFastDeliver } from './fast-deliver.js'
 import { useFastWrites } from './fast-write.js'
 import { releaseRead } from './read-gate.js'
@@ -378,14 +378,12 @@ export class Broker {
     const v5 = packet.protocolVersion === 5
     // mqtt.server_keepalive and mqtt.max_keepalive (keepalive.ts); a refused v3 client is answered in authenticate
     const keepalive = negotiateKeepalive(packet.protocolVersion, packet.keepalive ?? 0, this.settings)
-    const state: ClientState = {
+    const state: ClientState = new ConnectionState(origin ?? undefined, {
       topicAliasMaximum: packet.properties?.topicAliasMaximum ?? 0,
       maximumPacketSize: packet.properties?.maximumPacketSize ?? 0,
       aliases: null,
       username: packet.username,
-      peername: origin ? `${origin.address}:${origin.port}` : '',
       peerhost: origin?.address ?? '',
-      sockname: origin ? `${origin.localAddress}:${origin.localPort}` : '',
       listener: origin?.protocol ?? '',
       zone: origin?.zone ?? 'external',
       mountpoint: undefined,
@@ -406,7 +404,7 @@ export class Broker {
         listener: origin?.protocol,
         ...certificateNames(origin?.tlsSocket)
       }
-    }
+    })
     // listener.ssl.external.peer_cert_as_username (EMQ X): the certificate names the client
     const certUsername = peerCertUsername(origin?.peerCertAsUsername, origin?.tlsSocket, state.access)
     if (certUsername !== undefined) packet.username = state.username = state.access.username = certUsername
