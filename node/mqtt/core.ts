@@ -135,6 +135,13 @@ export interface MqttCore {
   client (id: string): ClientView | undefined
   /** Every client the core holds, in connection order. */
   clients (): IterableIterator<ClientView>
+  /**
+   * What the stats count of every client the core holds, in connection order, without making
+   * a view of each (a view is kept as long as its client: memory per idle connection).
+   */
+  tallies (): IterableIterator<ClientTally>
+  /** The {@link ClientTally} of the client with id `id`, or undefined. */
+  tallyOf (id: string): ClientTally | undefined
   /** Routes `message` as a publish (retained, stored for sessions, delivered); resolves when done. */
   publish (message: PublishMessage): Promise<void>
   /** The same with a callback, for hot paths (no promise per message). */
@@ -191,6 +198,14 @@ export interface AedesInstance {
   connectedClients: number
   clients: Record<string, AedesClient>
   publish (packet: PublishMessage, cb: (err?: Error | null) => void): void
+}
+
+/** A client's subscriptions and session kind, read without a {@link ClientView} (see {@link MqttCore.tallies}). */
+export interface ClientTally {
+  readonly id: string
+  readonly subscriptions: Readonly<Record<string, unknown>>
+  /** False for a session that outlives its connection. */
+  readonly clean: boolean
 }
 
 /** The persistence the core was built with: the session store and the retained methods. */
@@ -265,6 +280,16 @@ export class AedesCore implements MqttCore {
     for (const id in clients) yield this.viewOf(clients[id])
   }
 
+  * tallies (): IterableIterator<ClientTally> {
+    const clients = this.aedes.clients
+    for (const id in clients) yield tallyOf(clients[id])
+  }
+
+  tallyOf (id: string): ClientTally | undefined {
+    const clients = this.aedes.clients
+    return Object.hasOwn(clients, id) ? tallyOf(clients[id]) : undefined
+  }
+
   publish (message: PublishMessage): Promise<void> {
     return new Promise((resolve, reject) => this.aedes.publish(message, (err) => err ? reject(err) : resolve()))
   }
@@ -283,4 +308,8 @@ export class AedesCore implements MqttCore {
     if (view === undefined) this.views.set(client, view = new AedesClientView(client, this.persistence, this.wireOf))
     return view
   }
+}
+
+function tallyOf (client: AedesClient): ClientTally {
+  return { id: client.id, subscriptions: client.subscriptions ?? {}, clean: client.clean }
 }
