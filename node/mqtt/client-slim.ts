@@ -57,19 +57,17 @@ function slimParserClass (Parser: new () => any): new () => any {
   return class SlimParser extends Parser {
     on (event: string, listener: (...args: any[]) => void): any {
       if (event === 'packet') return super.on(event, packetListenerFor(listener))
-      if (event === 'error' && listener.name === 'bound emit') return super.on(event, parserErrorToClient)
+      if (event === 'error' && listener.name === 'bound emit') return super.on(event, errorToClient)
       return super.on(event, listener)
     }
   }
 }
 
-/** A parser error, emitted on its aedes client (`this` is the parser). */
-function parserErrorToClient (this: any, err: Error): void {
-  this.client.emit('error', err)
-}
-
-/** A socket error, emitted on its aedes client (`this` is the socket), as aedes' bound `emit`. */
-function socketErrorToClient (this: any, err: Error): void {
+/**
+ * An error of a parser or a socket, emitted on its aedes client (`this` is the parser or the
+ * socket: both have `client`), as aedes' bound `emit` did.
+ */
+function errorToClient (this: any, err: Error): void {
   this.client.emit('error', err)
 }
 
@@ -176,7 +174,7 @@ function slimNewClient (client: any, ownClose: boolean): void {
   }
   const socket = client.conn
   if (socket !== undefined && socket !== null && socket.client === client) {
-    shareSocketListener(socket, 'error', 'bound emit', socketErrorToClient)
+    shareSocketListener(socket, 'error', 'bound emit', errorToClient)
     shareSocketListener(socket, 'end', 'bound close', closeClientOnEnd)
     trimListenerArrays(socket)
   }
