@@ -25,7 +25,7 @@ import mqttPacket from 'mqtt-packet'
 import { armKeepalive } from './keepalive-wheel.js'
 import { stateOf } from './client-state.js'
 import { mountFilter } from './zone.js'
-import { compactEvents } from './client-slim.js'
+import { compactEvents } from './event-maps.js'
 
 const SESSION_NEVER_EXPIRES = 0xFFFFFFFF
 const RECEIVE_MAXIMUM_DEFAULT = 65535
