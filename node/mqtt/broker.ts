@@ -429,7 +429,7 @@ export class Broker {
   }
 
   private authenticate (client: any, username: string | undefined, password: Buffer | undefined,
-    cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): void {
+    cb: AuthCallback): void {
     // [MQTT-3.1.3-6], [MQTT-3.1.3-7]: aedes names a client without an id `aedes_<uuid>` (42
     // characters); ours fits any mqtt.max_clientid_len and goes back in CONNACK (v5)
     if (client._assignedClientId !== undefined) client.id = client._assignedClientId = assignClientId()
@@ -470,7 +470,7 @@ export class Broker {
    * is not waited for, so a CONNECT with no asynchronous provider is decided in this turn.
    */
   private runAuthChain (client: any, info: AuthInfo, access: AccessClient, providers: readonly Authenticator[], i: number,
-    allowAnonymous: boolean, cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): void {
+    allowAnonymous: boolean, cb: AuthCallback): void {
     const metrics = this.c.metrics
     for (; i < providers.length; i++) {
       let answer: ReturnType<Authenticator['authenticate']>
@@ -498,7 +498,7 @@ export class Broker {
 
   /** One provider's answer: true when it decided (the client accepted or refused). */
   private authAnswered (client: any, answer: AuthVerdict | AuthResult, username: string | undefined, access: AccessClient,
-    cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): boolean {
+    cb: AuthCallback): boolean {
     const verdict = typeof answer === 'string' ? answer : answer.verdict
     if (verdict === 'allow') {
       this.c.metrics['client.auth.success']++
@@ -514,7 +514,7 @@ export class Broker {
     return false
   }
 
-  private authFailed (client: any, err: unknown, cb: (err: Error & { returnCode?: number }) => void): void {
+  private authFailed (client: any, err: unknown, cb: AuthCallback): void {
     this.c.logger.warn({ err, clientId: client.id }, 'authentication failed with an error')
     cb(connectError(3, 'server unavailable'))
   }
@@ -523,14 +523,14 @@ export class Broker {
    * An authenticated client: the accept hooks (in order, a hook that returns no promise not
    * waited for), then its mountpoint and session, then `cb(null, true)`.
    */
-  private accept (client: any, cb: (err: null, ok: boolean) => void): void {
+  private accept (client: any, cb: AuthCallback): void {
     // a connected client with this id is about to be taken over [MQTT-3.1.4-2]
     const previous = wireOf(this.aedes.clients[client.id])
     if (previous !== undefined) previous.closeReason = 'takeovered'
     this.runAcceptHooks(client, this.acceptHooks, 0, cb)
   }
 
-  private runAcceptHooks (client: any, hooks: AcceptHooks, i: number, cb: (err: null, ok: boolean) => void): void {
+  private runAcceptHooks (client: any, hooks: AcceptHooks, i: number, cb: AuthCallback): void {
     const cleanStart = stateOf(client)?.cleanStart !== false
     for (; i < hooks.length; i++) {
       let pending: Promise<void> | void
@@ -548,8 +548,14 @@ export class Broker {
       }
     }
     const wire = wireOf(client)
-    this.mountClient(client, wire, this.zoneOf(client).zone)
-    if (this.sessions?.resume(client) === true && wire) wire.sessionPresent = true
+    try {
+      this.mountClient(client, wire, this.zoneOf(client).zone)
+      if (this.sessions?.resume(client) === true && wire) wire.sessionPresent = true
+    } catch (err) {
+      // as when this ran in the auth chain's async function: refused, not thrown into aedes
+      this.authFailed(client, err, cb)
+      return
+    }
     cb(null, true)
   }
 
@@ -785,6 +791,9 @@ export class Broker {
 /** Run once a CONNECT is authenticated (see {@link Broker.addAcceptHook}): the client id, and whether it starts clean. */
 export type AcceptHook = (clientId: string, cleanStart: boolean) => Promise<void> | undefined
 type AcceptHooks = readonly AcceptHook[]
+
+/** aedes' authenticate callback: an error (with the CONNACK return code) or the verdict. */
+type AuthCallback = (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void
 
 const NO_AUTHENTICATORS: readonly Authenticator[] = []
 
