@@ -484,7 +484,7 @@ export class Broker {
         answer.then((settled) => {
           if (this.authAnswered(client, settled, info.username, access, cb)) return
           this.runAuthChain(client, info, access, providers, next, allowAnonymous, cb)
-        }, (err: unknown) => { this.authFailed(client, err, cb) })
+        }, (err: unknown) => { this.authFailed(client, err, cb) }).catch(this.continuationFailed)
         return
       }
       if (this.authAnswered(client, answer, info.username, access, cb)) return
@@ -543,7 +543,7 @@ export class Broker {
       if (isPromise(pending)) {
         const next = i + 1
         pending.then(() => { this.runAcceptHooks(client, hooks, next, cb) },
-          (err: unknown) => { this.acceptHookFailed(client, err); this.runAcceptHooks(client, hooks, next, cb) })
+          (err: unknown) => { this.acceptHookFailed(client, err); this.runAcceptHooks(client, hooks, next, cb) }).catch(this.continuationFailed)
         return
       }
     }
@@ -557,6 +557,11 @@ export class Broker {
       return
     }
     cb(null, true)
+  }
+
+  /** The CONNECT's next steps threw after an awaited provider or hook: logged, not an unhandled rejection. */
+  private readonly continuationFailed = (err: unknown): void => {
+    this.c.logger.error({ err }, 'accepting a client failed')
   }
 
   private acceptHookFailed (client: any, err: unknown): void {
