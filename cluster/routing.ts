@@ -102,7 +102,8 @@ export class Routing {
           return groups
         },
         // a message sent to subscribers on another node is not dropped for want of local ones
-        sentAway: (packet) => packet === this.lastRouted
+        sentAway: (packet) => packet === this.lastRouted,
+        quiet: () => this.table.empty
       })
     )
     this.mesh.on('drain', (name) => { this.release(name) })

@@ -65,7 +65,8 @@ export class Sessions {
       const keeps = this.persistence.subscriptionsOf(e.client_id).length > 0 || this.persistence.queuedOf(e.client_id).length > 0
       this.set(e.client_id, keeps ? { at: e.connected_at, on: false } : null)
     }))
-    this.offAccept = this.node.broker.addAcceptHook(async (client, cleanStart) => { await this.takeOver(client.id, cleanStart) })
+    // nothing to take over (no other node has this client id): no promise, the CONNECT goes on at once
+    this.offAccept = this.node.broker.addAcceptHook((clientId, cleanStart) => this.remote.has(clientId) ? this.takeOver(clientId, cleanStart) : undefined)
     this.mesh.on('frame', (from, frame) => { this.onFrame(from, frame) })
     this.rpc.handle('session.takeover', async (args: { clientId: string, clean: boolean }) => await this.giveUp(String(args.clientId), args.clean === true))
   }

@@ -8,7 +8,7 @@
  * events in between (see {@link createStats}).
  */
 import type { Broker } from './mqtt/broker.js'
-import type { ClientView } from './mqtt/core.js'
+import type { ClientTally, ClientView } from './mqtt/core.js'
 import type { HooksBus } from './hooks.js'
 import { SHARE_MARKER } from './mqtt/topic.js'
 
@@ -50,8 +50,11 @@ export interface Stats {
 type Counts = Record<'connections' | 'sessions' | 'sessions/persistent' | 'subscriptions' | 'subscriptions/shared' |
 'subscribers' | 'topics' | 'routes' | 'retained', number>
 
-/** One connected client's share of the counts. */
-interface ClientShare { client: ClientView, subs: number, shared: number, persistent: boolean }
+/**
+ * One connected client's share of the counts; kept (with the client's view, to tell its
+ * connection from a later one of the same id) only when it is not zero.
+ */
+interface ClientShare { client: ClientView | undefined, subs: number, shared: number, persistent: boolean }
 
 /** Counts of connected clients, kept up to date by events (see {@link createStats}). */
 interface LiveCounts { subs: number, shared: number, subscribers: number, persistent: number }
@@ -79,14 +82,25 @@ export function createStats (c: StatsComponents): Stats {
   const shares = new Map<string, ClientShare>()
   const live: LiveCounts = { subs: 0, shared: 0, subscribers: 0, persistent: 0 }
 
-  function shareOf (client: ClientView): ClientShare {
+  function shareOf (client: ClientTally): ClientShare {
     let subs = 0
     let shared = 0
     for (const filter in client.subscriptions) {
       subs++
       if (filter.startsWith(SHARE_MARKER) || filter.startsWith('$queue/')) shared++
     }
-    return { client, subs, shared, persistent: client.clean === false }
+    return { client: undefined, subs, shared, persistent: client.clean === false }
+  }
+
+  /**
+   * Keeps `share` of client `clientId` and counts it, unless it is zero: an idle clean client
+   * (most connections) then costs the stats nothing, not even a view of it.
+   */
+  function keep (clientId: string, share: ClientShare): void {
+    if (share.subs === 0 && !share.persistent) return
+    share.client = c.broker.core.client(clientId)
+    shares.set(clientId, share)
+    apply(share, 1)
   }
 
   function apply (share: ClientShare, sign: 1 | -1): void {
@@ -96,20 +110,21 @@ export function createStats (c: StatsComponents): Stats {
     if (share.persistent) live.persistent += sign
   }
 
-  /** Recounts every connected client; resets the event-kept counts (no drift survives it). */
-  function recountConnected (): void {
+  /** Recounts every connected client; resets the event-kept counts (no drift survives it). Returns how many there are. */
+  function recountConnected (): number {
     shares.clear()
     live.subs = live.shared = live.subscribers = live.persistent = 0
-    for (const client of c.broker.core.clients()) {
-      const share = shareOf(client)
-      shares.set(client.id, share)
-      apply(share, 1)
+    let connected = 0
+    for (const client of c.broker.core.tallies()) {
+      connected++
+      keep(client.id, shareOf(client))
     }
+    return connected
   }
 
   function counts (): Counts {
     const core = c.broker.core
-    recountConnected()
+    const connections = recountConnected()
     let subscriptions = live.subs
     let subscribers = live.subscribers
     let away = 0
@@ -119,7 +134,6 @@ export function createStats (c: StatsComponents): Stats {
       subscriptions += session.subscriptions
       if (session.subscriptions > 0) subscribers++
     }
-    const connections = shares.size
     return { ...base(connections), sessions: connections + away, 'sessions/persistent': live.persistent + away, subscriptions, subscribers }
   }
 
@@ -148,16 +162,11 @@ export function createStats (c: StatsComponents): Stats {
 
   /** A client connected or changed its subscriptions: recount its share. */
   function refresh (clientId: string): void {
-    const client = c.broker.core.client(clientId)
+    const client = c.broker.core.tallyOf(clientId)
     const previous = shares.get(clientId)
     if (previous !== undefined) apply(previous, -1)
-    if (client === undefined) {
-      shares.delete(clientId)
-    } else {
-      const share = shareOf(client)
-      shares.set(clientId, share)
-      apply(share, 1)
-    }
+    shares.delete(clientId)
+    if (client !== undefined) keep(clientId, shareOf(client))
     raise(base(c.broker.core.clientCount))
   }
 

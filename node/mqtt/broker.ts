@@ -1,7 +1,7 @@
 import { Aedes } from 'aedes'
 import type { Duplex } from 'node:stream'
 import type { TLSSocket } from 'node:tls'
-import { type ConnectionOrigin, type AuthInfo, type Authenticator, type AccessClient, type AccessControl, type BannedList, type BrokerComponents } from './broker-types.js'
+import { type ConnectionOrigin, type AuthInfo, type AuthVerdict, type AuthResult, type Authenticator, type AccessClient, type AccessControl, type BannedList, type BrokerComponents } from './broker-types.js'
 import { QOS_RECEIVED_METRIC } from '../metrics.js'
 import { MessageRouter } from './router.js'
 import { Wire } from './wire.js'
@@ -11,7 +11,7 @@ import { topicLevels, displayFilter } from './topic.js'
 import { createConnackRewriter } from './connack.js'
 import { ViolationCloser } from './violation.js'
 import { createForwardFilter } from './forward.js'
-import { clientState, stateOf, type ClientState } from './client-state.js'
+import { clientState, stateOf, ConnectionState, type ClientState } from './client-state.js'
 import { installFastDeliver } from './fast-deliver.js'
 import { useFastWrites } from './fast-write.js'
 import { releaseRead } from './read-gate.js'
@@ -30,10 +30,10 @@ import { ZoneTable, type ZonePart } from './zone-table.js'
 import { expandMountpoint, mountFilter, mountTopic, type ZoneSettings } from './zone.js'
 import { negotiateKeepalive } from './keepalive.js'
 import { startSessionLimits, type SessionLimits } from './session-limits.js'
-import { AedesCore, type ClientView, type MqttCore } from './core.js'
+import { AedesCore, type MqttCore } from './core.js'
 import { peerCertUsername } from './listeners.js'
 import { SessionExpiry } from './session-expiry.js'
-import { slimNewClient, slimConnectingClient, closeOnSocketClose } from './client-slim.js'
+import { newClient, slimConnectingClient, closeOnSocketClose } from './client-slim.js'
 import { releaseKeepalive } from './keepalive-wheel.js'
 import { takeConnects } from './connect.js'
 import type { Logger } from '../logger.js'
@@ -63,7 +63,7 @@ export class Broker {
   /** What each new wire taps: the delivery retries (`mqtt.retry_interval`), then the {@link packetTaps}. */
   private wireTap: PacketTap
   /** Run once a CONNECT is authenticated, before the session is set up; see {@link addAcceptHook}. */
-  private acceptHooks: ReadonlyArray<(client: ClientView, cleanStart: boolean) => Promise<void>> = []
+  private acceptHooks: AcceptHooks = []
   /** `mqtt.max_mqueue_len`, `max_subscriptions`, `max_awaiting_rel`, `await_rel_timeout` ... */
   private readonly sessionLimits: SessionLimits
   /** `acl_deny_action`: `disconnect` closes a client whose publish or subscribe is denied. */
@@ -77,7 +77,7 @@ export class Broker {
 
   private constructor (private readonly settings: BrokerSettings, private readonly c: BrokerComponents, aedes: any, router: MessageRouter) {
     this.aedes = aedes
-    this.aedesCore = new AedesCore(aedes, c.persistence, wireOf, router, (event) => this.holdPublish(event))
+    this.aedesCore = new AedesCore(aedes, c.persistence, wireOf, router, (event) => this.holdPublish(event), (topic) => this.watches(topic))
     this.router = router
     this.violations = new ViolationCloser(aedes)
     this.zones = new ZoneTable(settings)
@@ -114,7 +114,7 @@ export class Broker {
       // also waits for 'drain' with one listener per client instead of one per write)
       drainTimeout: 60000,
       preConnect: (client: any, packet: any, cb: any) => self.broker!.preConnect(client, packet, cb),
-      authenticate: (client: any, username: any, password: any, cb: any) => { void self.broker!.authenticate(client, username, password, cb) },
+      authenticate: (client: any, username: any, password: any, cb: any) => { self.broker!.authenticate(client, username, password, cb) },
       authorizePublish: (client: any, packet: any, cb: any) => self.broker!.authorizePublish(client, packet, cb),
       authorizeSubscribe: (client: any, sub: any, cb: any) => self.broker!.authorizeSubscribe(client, sub, cb),
       authorizeForward: createForwardFilter(settings, (client, packet) => self.broker!.delivered(client, packet), (packet, reason) => self.broker!.dropped(packet, reason)),
@@ -138,10 +138,11 @@ export class Broker {
   /**
    * Runs `hook` once a CONNECT is authenticated, before aedes sets up the session (the
    * cluster takes over a session of the same client id on another node there); hooks run
-   * in the order added, and a failing one is logged and the client still accepted. Returns
+   * in the order added, and a failing one is logged and the client still accepted. A hook
+   * with nothing to do returns no promise: the CONNECT then goes on in the same turn. Returns
    * the function that removes it.
    */
-  addAcceptHook (hook: (client: ClientView, cleanStart: boolean) => Promise<void>): () => void {
+  addAcceptHook (hook: AcceptHook): () => void {
     this.acceptHooks = [...this.acceptHooks, hook]
     return () => { this.acceptHooks = this.acceptHooks.filter(h => h !== hook) }
   }
@@ -196,6 +197,13 @@ export class Broker {
   }
 
   private readonly taps: Array<{ prefix: string, fn: (event: MessageEvent) => void }> = []
+
+  /** Whether a message published on `topic` now would reach a `message.publish` listener or a tap (see {@link routed}). */
+  private watches (topic: string): boolean {
+    if (this.c.hooks.has('message.publish')) return true
+    for (const tap of this.taps) if (topic.startsWith(tap.prefix)) return true
+    return false
+  }
 
   /** The QoS 1/2 `message.publish` event being dispatched on the hooks bus, and the hold taken on it (see {@link holdPublish}). */
   private dispatching: MessageEvent | null = null
@@ -306,7 +314,8 @@ export class Broker {
    */
   handle (socket: Duplex, origin: ConnectionOrigin): Wire {
     const wire = new Wire(socket, this.zones.part(origin.zone).limits, this.c.metrics, this.onViolation)
-    wire.peer = { address: origin.address, port: origin.port }
+    // the origin has the peer's address and port: no object of its own per connection
+    wire.peer = origin
     wire.origin = origin
     wire.acks = this.ackWatch
     wire.tap = this.wireTap
@@ -314,8 +323,7 @@ export class Broker {
     this.wires.add(wire)
     // one listener function for every socket (`on`: 'close' comes once; `once` would wrap it)
     socket.on('close', this.onSocketClose)
-    const client = this.aedes.handle(socket)
-    slimNewClient(client, ownsClose(origin))
+    const client = newClient(this.aedes, socket, ownsClose(origin))
     takeConnects(client)
     return wire
   }
@@ -370,14 +378,12 @@ export class Broker {
     const v5 = packet.protocolVersion === 5
     // mqtt.server_keepalive and mqtt.max_keepalive (keepalive.ts); a refused v3 client is answered in authenticate
     const keepalive = negotiateKeepalive(packet.protocolVersion, packet.keepalive ?? 0, this.settings)
-    const state: ClientState = {
+    const state: ClientState = new ConnectionState(origin ?? undefined, {
       topicAliasMaximum: packet.properties?.topicAliasMaximum ?? 0,
       maximumPacketSize: packet.properties?.maximumPacketSize ?? 0,
       aliases: null,
       username: packet.username,
-      peername: origin ? `${origin.address}:${origin.port}` : '',
       peerhost: origin?.address ?? '',
-      sockname: origin ? `${origin.localAddress}:${origin.localPort}` : '',
       listener: origin?.protocol ?? '',
       zone: origin?.zone ?? 'external',
       mountpoint: undefined,
@@ -388,7 +394,7 @@ export class Broker {
       cleanStart: packet.clean !== false,
       expiryInterval: v5 ? (packet.properties?.sessionExpiryInterval ?? 0) : (packet.clean !== false ? 0 : Math.floor(this.settings.sessionExpiryMs / 1000)),
       isBridge: packet.bridgeMode === true,
-      connProps: packet.properties ?? {},
+      connProps: packet.properties ?? NO_PROPERTIES,
       connectedAt: 0,
       access: {
         clientId: client.id,
@@ -398,7 +404,7 @@ export class Broker {
         listener: origin?.protocol,
         ...certificateNames(origin?.tlsSocket)
       }
-    }
+    })
     // listener.ssl.external.peer_cert_as_username (EMQ X): the certificate names the client
     const certUsername = peerCertUsername(origin?.peerCertAsUsername, origin?.tlsSocket, state.access)
     if (certUsername !== undefined) packet.username = state.username = state.access.username = certUsername
@@ -422,8 +428,8 @@ export class Broker {
     cb(null, true)
   }
 
-  private async authenticate (client: any, username: string | undefined, password: Buffer | undefined,
-    cb: (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void): Promise<void> {
+  private authenticate (client: any, username: string | undefined, password: Buffer | undefined,
+    cb: AuthCallback): void {
     // [MQTT-3.1.3-6], [MQTT-3.1.3-7]: aedes names a client without an id `aedes_<uuid>` (42
     // characters); ours fits any mqtt.max_clientid_len and goes back in CONNACK (v5)
     if (client._assignedClientId !== undefined) client.id = client._assignedClientId = assignClientId()
@@ -456,46 +462,110 @@ export class Broker {
       this.c.logger.debug({ clientId: client.id, reason: bannedFor }, 'banned client refused')
       return cb(connectError(5, 'banned'))
     }
-    const accept = async (): Promise<void> => {
-      // a connected client with this id is about to be taken over [MQTT-3.1.4-2]
-      const previous = wireOf(this.aedes.clients[client.id])
-      if (previous !== undefined) previous.closeReason = 'takeovered'
-      for (const hook of this.acceptHooks) {
-        try {
-          await hook(this.aedesCore.viewOf(client), stateOf(client)?.cleanStart !== false)
-        } catch (err) {
-          this.c.logger.warn({ err, clientId: client.id }, 'a hook before accepting the client failed (cluster takeover); accepting the connection without the old session')
-        }
-      }
-      this.mountClient(client, wire, zone)
-      if (this.sessions?.resume(client) === true && wire) wire.sessionPresent = true
-      cb(null, true)
-    }
+    this.runAuthChain(client, info, access, zone.bypassAuthPlugins ? NO_AUTHENTICATORS : this.authenticators, 0, zone.allowAnonymous, cb)
+  }
+
+  /**
+   * Asks the auth chain from `providers[i]` on; a provider that answers at once (no promise)
+   * is not waited for, so a CONNECT with no asynchronous provider is decided in this turn.
+   */
+  private runAuthChain (client: any, info: AuthInfo, access: AccessClient, providers: readonly Authenticator[], i: number,
+    allowAnonymous: boolean, cb: AuthCallback): void {
     const metrics = this.c.metrics
-    try {
-      // zone.<name>.bypass_auth_plugins: allow_anonymous alone decides (EMQ X's internal zone)
-      for (const provider of zone.bypassAuthPlugins ? [] : this.authenticators) {
-        const answer = await provider.authenticate(info)
-        const verdict = typeof answer === 'string' ? answer : answer.verdict
-        if (verdict === 'allow') {
-          metrics['client.auth.success']++
-          access.superuser = typeof answer !== 'string' && answer.superuser === true
-          return await accept()
-        }
-        if (verdict === 'deny') {
-          metrics['client.auth.failure']++
-          return cb(connectError(username === undefined ? 5 : 4, 'bad user name or password'))
-        }
+    for (; i < providers.length; i++) {
+      let answer: ReturnType<Authenticator['authenticate']>
+      try {
+        answer = providers[i].authenticate(info)
+      } catch (err) {
+        return this.authFailed(client, err, cb)
       }
-      // every provider ignored the client (or there is none): allow_anonymous decides
-      metrics['client.auth.ignore']++
-      if (zone.allowAnonymous) return await accept()
-      metrics['client.auth.failure']++
-      cb(connectError(5, 'not authorized'))
-    } catch (err) {
-      this.c.logger.warn({ err, clientId: client.id }, 'authentication failed with an error')
-      cb(connectError(3, 'server unavailable'))
+      if (isPromise(answer)) {
+        const next = i + 1
+        answer.then((settled) => {
+          if (this.authAnswered(client, settled, info.username, access, cb)) return
+          this.runAuthChain(client, info, access, providers, next, allowAnonymous, cb)
+        }, (err: unknown) => { this.authFailed(client, err, cb) }).catch(this.continuationFailed)
+        return
+      }
+      if (this.authAnswered(client, answer, info.username, access, cb)) return
     }
+    // every provider ignored the client (or there is none): allow_anonymous decides
+    metrics['client.auth.ignore']++
+    if (allowAnonymous) return this.accept(client, cb)
+    metrics['client.auth.failure']++
+    cb(connectError(5, 'not authorized'))
+  }
+
+  /** One provider's answer: true when it decided (the client accepted or refused). */
+  private authAnswered (client: any, answer: AuthVerdict | AuthResult, username: string | undefined, access: AccessClient,
+    cb: AuthCallback): boolean {
+    const verdict = typeof answer === 'string' ? answer : answer.verdict
+    if (verdict === 'allow') {
+      this.c.metrics['client.auth.success']++
+      access.superuser = typeof answer !== 'string' && answer.superuser === true
+      this.accept(client, cb)
+      return true
+    }
+    if (verdict === 'deny') {
+      this.c.metrics['client.auth.failure']++
+      cb(connectError(username === undefined ? 5 : 4, 'bad user name or password'))
+      return true
+    }
+    return false
+  }
+
+  private authFailed (client: any, err: unknown, cb: AuthCallback): void {
+    this.c.logger.warn({ err, clientId: client.id }, 'authentication failed with an error')
+    cb(connectError(3, 'server unavailable'))
+  }
+
+  /**
+   * An authenticated client: the accept hooks (in order, a hook that returns no promise not
+   * waited for), then its mountpoint and session, then `cb(null, true)`.
+   */
+  private accept (client: any, cb: AuthCallback): void {
+    // a connected client with this id is about to be taken over [MQTT-3.1.4-2]
+    const previous = wireOf(this.aedes.clients[client.id])
+    if (previous !== undefined) previous.closeReason = 'takeovered'
+    this.runAcceptHooks(client, this.acceptHooks, 0, cb)
+  }
+
+  private runAcceptHooks (client: any, hooks: AcceptHooks, i: number, cb: AuthCallback): void {
+    const cleanStart = stateOf(client)?.cleanStart !== false
+    for (; i < hooks.length; i++) {
+      let pending: Promise<void> | void
+      try {
+        pending = hooks[i](client.id, cleanStart)
+      } catch (err) {
+        this.acceptHookFailed(client, err)
+        continue
+      }
+      if (isPromise(pending)) {
+        const next = i + 1
+        pending.then(() => { this.runAcceptHooks(client, hooks, next, cb) },
+          (err: unknown) => { this.acceptHookFailed(client, err); this.runAcceptHooks(client, hooks, next, cb) }).catch(this.continuationFailed)
+        return
+      }
+    }
+    const wire = wireOf(client)
+    try {
+      this.mountClient(client, wire, this.zoneOf(client).zone)
+      if (this.sessions?.resume(client) === true && wire) wire.sessionPresent = true
+    } catch (err) {
+      // as when this ran in the auth chain's async function: refused, not thrown into aedes
+      this.authFailed(client, err, cb)
+      return
+    }
+    cb(null, true)
+  }
+
+  /** The CONNECT's next steps threw after an awaited provider or hook: logged, not an unhandled rejection. */
+  private readonly continuationFailed = (err: unknown): void => {
+    this.c.logger.error({ err }, 'accepting a client failed')
+  }
+
+  private acceptHookFailed (client: any, err: unknown): void {
+    this.c.logger.warn({ err, clientId: client.id }, 'a hook before accepting the client failed (cluster takeover); accepting the connection without the old session')
   }
 
   private authorizePublish (client: any, packet: any, cb: (err?: Error | null) => void): void {
@@ -721,6 +791,22 @@ export class Broker {
       })
     }
   }
+}
+
+/** Run once a CONNECT is authenticated (see {@link Broker.addAcceptHook}): the client id, and whether it starts clean. */
+export type AcceptHook = (clientId: string, cleanStart: boolean) => Promise<void> | undefined
+type AcceptHooks = readonly AcceptHook[]
+
+/** aedes' authenticate callback: an error (with the CONNACK return code) or the verdict. */
+type AuthCallback = (err: (Error & { returnCode?: number }) | null, ok?: boolean) => void
+
+const NO_AUTHENTICATORS: readonly Authenticator[] = []
+
+/** The CONNECT properties of a client that sent none (every MQTT 3.1.1 client): one object for all. */
+const NO_PROPERTIES: Record<string, unknown> = Object.freeze({})
+
+function isPromise<T> (value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as any)?.then === 'function'
 }
 
 const WIRE = Symbol('starling.wire')

@@ -14,10 +14,10 @@ export interface ClientState {
   /** User name from CONNECT, if any. */
   username: string | undefined
   /** `ip:port` and `ip` of the peer. */
-  peername: string
+  readonly peername: string
   peerhost: string
   /** `ip:port` the client connected to. */
-  sockname: string
+  readonly sockname: string
   /** Listener protocol, e.g. `mqtt:tcp`. */
   listener: string
   /** The zone of its listener (`external` by default). */
@@ -39,6 +39,50 @@ export interface ClientState {
   connectedAt: number
   /** Who the client is for the ACL and the banned list (one object per connection; `superuser` set by the auth chain). */
   access: AccessClient
+}
+
+/** Where a connection's peer and local addresses are (the listener's origin). */
+export interface StateEndpoints {
+  address: string
+  port: number
+  localAddress: string
+  localPort: number
+}
+
+/** A {@link ClientState} without the fields {@link ConnectionState} makes on reading. */
+export type ClientStateFields = Omit<ClientState, 'peername' | 'sockname'>
+
+/**
+ * The {@link ClientState} of a connection: `peername` and `sockname` are made from its
+ * origin when read (events, the API) instead of kept as two strings per connection, which
+ * an idle connection would hold for nothing (issue 22).
+ */
+export class ConnectionState implements ClientState {
+  topicAliasMaximum!: number
+  maximumPacketSize!: number
+  aliases!: Map<string, number> | null
+  username!: string | undefined
+  peerhost!: string
+  listener!: string
+  zone!: string
+  mountpoint!: string | undefined
+  protoVer!: number
+  protoName!: string
+  keepalive!: number
+  keepaliveRefused?: string
+  cleanStart!: boolean
+  expiryInterval!: number
+  isBridge!: boolean
+  connProps!: Record<string, unknown>
+  connectedAt!: number
+  access!: AccessClient
+
+  constructor (private readonly endpoints: StateEndpoints | undefined, fields: ClientStateFields) {
+    Object.assign(this, fields)
+  }
+
+  get peername (): string { return this.endpoints === undefined ? '' : `${this.endpoints.address}:${this.endpoints.port}` }
+  get sockname (): string { return this.endpoints === undefined ? '' : `${this.endpoints.localAddress}:${this.endpoints.localPort}` }
 }
 
 /** Where a client's {@link ClientState} lives on the aedes client object. */

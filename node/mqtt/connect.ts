@@ -25,6 +25,7 @@ import mqttPacket from 'mqtt-packet'
 import { armKeepalive } from './keepalive-wheel.js'
 import { stateOf } from './client-state.js'
 import { mountFilter } from './zone.js'
+import { compactEvents } from './event-maps.js'
 
 const SESSION_NEVER_EXPIRES = 0xFFFFFFFF
 const RECEIVE_MAXIMUM_DEFAULT = 65535
@@ -74,6 +75,16 @@ interface QueueProbe { hasQueued?: (clientId: string) => boolean }
 let aedesEnqueue: ((this: any, packet: any) => void) | null = null
 
 /**
+ * The parser 'packet' listener to add in place of `listener`: {@link onPacket} for aedes'
+ * `enqueue` (the first 'packet' listener seen is taken to be it, as in {@link takeConnects}),
+ * else `listener` itself.
+ */
+export function packetListenerFor (listener: (packet: any) => void): (packet: any) => void {
+  if (aedesEnqueue === null) aedesEnqueue = listener
+  return listener === aedesEnqueue ? onPacket : listener
+}
+
+/**
  * Routes the CONNECT of `client` (just made by `aedes.handle`) through {@link onPacket}:
  * its parser's one 'packet' listener, aedes' `enqueue`, is replaced by one that takes a
  * Clean Start CONNECT and passes every other packet to `enqueue`.
@@ -82,7 +93,8 @@ export function takeConnects (client: any): void {
   const parser = client._parser
   if (parser === undefined || parser === null) return
   const listeners = parser.listeners('packet')
-  if (listeners.length !== 1) return
+  // already ours when client-slim.ts made the parser
+  if (listeners.length !== 1 || listeners[0] === onPacket) return
   if (aedesEnqueue === null) aedesEnqueue = listeners[0]
   else if (listeners[0] !== aedesEnqueue) return
   parser.removeListener('packet', aedesEnqueue)
@@ -211,6 +223,7 @@ function init (client: any, packet: any, done: Done): void {
       client.connected = true
       broker.emit('clientReady', client)
       client.emit('connected')
+      compactEvents(client)
     }
     done(err)
   })

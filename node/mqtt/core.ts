@@ -135,10 +135,26 @@ export interface MqttCore {
   client (id: string): ClientView | undefined
   /** Every client the core holds, in connection order. */
   clients (): IterableIterator<ClientView>
+  /**
+   * What the stats count of every client the core holds, in connection order, without making
+   * a view of each (a view is kept as long as its client: memory per idle connection).
+   */
+  tallies (): IterableIterator<ClientTally>
+  /** The {@link ClientTally} of the client with id `id`, or undefined. */
+  tallyOf (id: string): ClientTally | undefined
   /** Routes `message` as a publish (retained, stored for sessions, delivered); resolves when done. */
   publish (message: PublishMessage): Promise<void>
   /** The same with a callback, for hot paths (no promise per message). */
   publishWith (message: PublishMessage, done: (err?: Error | null) => void): void
+  /**
+   * Whether a non-retained message the broker publishes on `topic` (a `$` topic such as
+   * `$SYS/...`, no publishing client) could now be seen by anyone: a subscriber on this node
+   * or another, an away session's queue, a hooks-bus `message.publish` listener or a publish
+   * tap. False means publishing it would change nothing anyone can observe, so a caller may
+   * skip building it. Cheap (counts, no topic lookup) and conservative: true may be said of a
+   * topic nobody would get, false never of one somebody would.
+   */
+  isHeard (topic: string): boolean
   /** Persistent sessions and their subscriptions and queues. */
   readonly sessions: SessionStore
   /** The retained-message methods of the persistence, for the retainer. */
@@ -182,6 +198,14 @@ export interface AedesInstance {
   connectedClients: number
   clients: Record<string, AedesClient>
   publish (packet: PublishMessage, cb: (err?: Error | null) => void): void
+}
+
+/** A client's subscriptions and session kind, read without a {@link ClientView} (see {@link MqttCore.tallies}). */
+export interface ClientTally {
+  readonly id: string
+  readonly subscriptions: Readonly<Record<string, unknown>>
+  /** False for a session that outlives its connection. */
+  readonly clean: boolean
 }
 
 /** The persistence the core was built with: the session store and the retained methods. */
@@ -229,7 +253,8 @@ export class AedesCore implements MqttCore {
   private readonly views = new WeakMap<AedesClient, ClientView>()
 
   constructor (private readonly aedes: AedesInstance, private readonly persistence: CorePersistence, private readonly wireOf: (client: unknown) => Wire | undefined,
-    private readonly router: Pick<MessageRouter, 'on' | 'removeListener'>, private readonly hold: (event: MessageEvent) => PublishHold | undefined) {}
+    private readonly router: Pick<MessageRouter, 'on' | 'removeListener' | 'mayReachDollarTopic'>, private readonly hold: (event: MessageEvent) => PublishHold | undefined,
+    private readonly watched: (topic: string) => boolean) {}
 
   holdPublish (event: MessageEvent): PublishHold | undefined { return this.hold(event) }
 
@@ -255,6 +280,16 @@ export class AedesCore implements MqttCore {
     for (const id in clients) yield this.viewOf(clients[id])
   }
 
+  * tallies (): IterableIterator<ClientTally> {
+    const clients = this.aedes.clients
+    for (const id in clients) yield tallyOf(clients[id])
+  }
+
+  tallyOf (id: string): ClientTally | undefined {
+    const clients = this.aedes.clients
+    return Object.hasOwn(clients, id) ? tallyOf(clients[id]) : undefined
+  }
+
   publish (message: PublishMessage): Promise<void> {
     return new Promise((resolve, reject) => this.aedes.publish(message, (err) => err ? reject(err) : resolve()))
   }
@@ -263,10 +298,18 @@ export class AedesCore implements MqttCore {
     this.aedes.publish(message, done)
   }
 
+  isHeard (topic: string): boolean {
+    return topic.charCodeAt(0) !== 36 || this.router.mayReachDollarTopic() || this.watched(topic)
+  }
+
   /** The view of an aedes client (for node/mqtt code holding one, e.g. the cluster's takeover hook). */
   viewOf (client: AedesClient): ClientView {
     let view = this.views.get(client)
     if (view === undefined) this.views.set(client, view = new AedesClientView(client, this.persistence, this.wireOf))
     return view
   }
+}
+
+function tallyOf (client: AedesClient): ClientTally {
+  return { id: client.id, subscriptions: client.subscriptions ?? {}, clean: client.clean }
 }

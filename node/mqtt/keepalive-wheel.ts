@@ -24,7 +24,7 @@ export class KeepaliveEntry {
   /** When the last packet came (performance.now() ms). */
   last = performance.now()
 
-  constructor (public client: any, readonly intervalMs: number) {}
+  constructor (public client: any, public intervalMs: number) {}
 
   /** aedes calls this for every packet from the client, as on a Timeout. */
   refresh (): this {
@@ -98,8 +98,20 @@ function sweepBucket (tick: number, now: number): void {
 export function useKeepaliveWheel (client: any, intervalMs: number): void {
   const current = client._keepaliveTimer
   if (current === null || current === undefined) return
-  if (!(current instanceof KeepaliveEntry)) clearTimeout(current)
-  else current.client = null
+  if (!(current instanceof KeepaliveEntry)) {
+    clearTimeout(current)
+  } else if (current.client === client && (intervalMs >= current.intervalMs ||
+    tickOf(current.last + intervalMs) === tickOf(current.last + current.intervalMs))) {
+    // the entry is filed in a bucket no later than the new deadline's (connect.ts armed
+    // aedes' 1.5 x keepalive + 1 ms; the default backoff's is 1 ms less): the same entry,
+    // which that bucket's sweep times out or files again for the new deadline. A second
+    // entry would wait in the first one's bucket until its deadline, for every client.
+    current.intervalMs = intervalMs
+    client._keepaliveInterval = intervalMs
+    return
+  } else {
+    current.client = null
+  }
   armKeepalive(client, intervalMs)
 }
 

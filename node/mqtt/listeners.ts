@@ -307,6 +307,7 @@ export class MqttListener {
       mountpoint: this.spec.mountpoint,
       onClose: this.connectionClosed
     })
+    forgetAddressCache(socket)
   }
 
   /** Every connection's `onClose`: one function, not a closure per connection. */
@@ -361,4 +362,16 @@ function tlsOptions (t: ListenerTls): tls.TlsOptions {
     rejectUnauthorized: false,
     handshakeTimeout: t.handshakeTimeoutMs
   }
+}
+
+/**
+ * Lets go of the peer and local address objects Node caches on `socket` once they were read
+ * (the origin above keeps the addresses): two objects per connection for its lifetime, which
+ * an idle connection holds for nothing (issue 22). Read again while the socket is open, Node
+ * asks the kernel anew; after it closed, `remoteAddress` and `localAddress` are undefined.
+ */
+function forgetAddressCache (socket: net.Socket): void {
+  const cached = socket as unknown as { _peername?: unknown, _sockname?: unknown }
+  if (cached._peername !== undefined) cached._peername = undefined
+  if (cached._sockname !== undefined) cached._sockname = undefined
 }

@@ -25,6 +25,11 @@ export interface Forwarder {
    * then, so the publisher's next packet waits, as for a slow local subscriber.
    */
   pressure: (done: () => void) => boolean
+  /**
+   * True while no other node has any route (the cluster's table is empty): nothing published
+   * here would go to another node. Without it, the forwarder is taken to have routes.
+   */
+  quiet?: () => boolean
   /** For a message forwarded by another node: the shared groups the publishing node assigned to this one. */
   peerGroups: (packet: any) => Set<string> | undefined
   /** Whether `packet` (just forwarded) went to another node: then it is not dropped for want of local subscribers. */
@@ -103,6 +108,8 @@ export class MessageRouter {
   private readonly cache = new Map<string, Entry[]>()
   private ready = false
   private readonly internalFilters = new Set<string>()
+  /** Client routes (not internal) whose filter begins with `$`: the only ones a `$` topic can match. */
+  private dollarRoutes = 0
   closed = false
   /** The cluster's forwarder while the cluster part runs; see {@link attachForwarder}. */
   private forwarder: Forwarder | null = null
@@ -175,7 +182,10 @@ export class MessageRouter {
       this.entries.set(filter, entry)
       this.nodeFor(filter, true)!.entry = entry
       if (!this.ready) this.internalFilters.add(filter)
-      else this.routeAdded.emit(filter)
+      else {
+        if (filter.charCodeAt(0) === 36) this.dollarRoutes++
+        this.routeAdded.emit(filter)
+      }
     }
     const visible = !this.internalFilters.has(filter)
     if (shared) {
@@ -224,6 +234,20 @@ export class MessageRouter {
     }
     if (done) queueMicrotask(done)
     return this
+  }
+
+  /**
+   * Whether a client-visible message on a `$` topic (e.g. `$SYS/...`), emitted now, could
+   * reach anyone: a subscription here whose filter begins with `$` (a wildcard at the first
+   * level never matches a `$` topic [MQTT-4.7.2-1]; `$share/<group>/` and `$queue/` are
+   * counted by their real filter), an away session's queue, or another node. Counts only, no
+   * lookup: it may say true for a topic no filter matches, never false for one that has a
+   * receiver.
+   */
+  mayReachDollarTopic (): boolean {
+    if (this.dollarRoutes > 0) return true
+    if (this.offline !== null && this.offline.size > 0) return true
+    return this.forwarder !== null && this.forwarder.quiet?.() !== true
   }
 
   /** mqemitter API: deliver `packet` to every matching listener; `cb` runs when all are done. */
@@ -360,7 +384,10 @@ export class MessageRouter {
       if (node.entry !== null || node.children.size > 0) break
       path[i - 1].children.delete(levels[i - 1])
     }
-    if (!internal) this.routeDeleted.emit(entry.filter)
+    if (!internal) {
+      if (entry.filter.charCodeAt(0) === 36) this.dollarRoutes--
+      this.routeDeleted.emit(entry.filter)
+    }
   }
 }
 

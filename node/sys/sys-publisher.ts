@@ -15,6 +15,7 @@ import type { HooksBus, ConnectedEvent, DisconnectedEvent } from '../hooks.js'
 import type { Metrics } from '../metrics.js'
 import { metricNames } from '../metrics.js'
 import type { StatsSnapshot } from '../stats.js'
+import type { MqttCore } from '../mqtt/core.js'
 import { VERSION } from '../version.js'
 import { SYSDESCR, formatDatetime, formatUptime } from './sys-info.js'
 import { publishSys, sysTopicPrefix, isTopicSafe, type SysPublishTarget } from './sys-publish.js'
@@ -23,7 +24,7 @@ import { publishSys, sysTopicPrefix, isTopicSafe, type SysPublishTarget } from '
 export interface SysNode {
   readonly name: string
   readonly config: { readonly 'broker.sys_interval': number, readonly 'broker.sys_heartbeat': number }
-  readonly broker: SysPublishTarget['broker']
+  readonly broker: { readonly core: SysPublishTarget['broker']['core'] & Pick<MqttCore, 'isHeard'> }
   readonly hooks: HooksBus
   readonly metrics: Metrics
   readonly logger: Logger
@@ -132,10 +133,14 @@ export function createSysService (node: SysNode, init: SysServiceInit): SysServi
     timers.push(timer)
   }
 
-  function presence (clientId: string, what: 'connected' | 'disconnected', payload: object): void {
+  function presence<E> (clientId: string, what: 'connected' | 'disconnected', event: E, payload: (event: E) => object): void {
     // a client id with + or # cannot be a topic level; EMQ X would publish an unroutable topic
     if (!isTopicSafe(clientId)) return
-    publishSys(target, `${prefix}clients/${clientId}/${what}`, JSON.stringify(payload))
+    const topic = `${prefix}clients/${clientId}/${what}`
+    // no subscriber of a `$` filter here or on another node, no listener: nobody would see it,
+    // so neither the payload nor the publish is made (a CONNECT's largest share of these events)
+    if (!node.broker.core.isHeard(topic)) return
+    publishSys(target, topic, JSON.stringify(payload(event)))
   }
 
   return {
@@ -143,8 +148,8 @@ export function createSysService (node: SysNode, init: SysServiceInit): SysServi
     heartbeat,
     start () {
       if (timers.length > 0 || unhook.length > 0) return
-      unhook.push(node.hooks.on('client.connected', (e) => presence(e.client_id, 'connected', connectedPresence(e))))
-      unhook.push(node.hooks.on('client.disconnected', (e) => presence(e.client_id, 'disconnected', disconnectedPresence(e))))
+      unhook.push(node.hooks.on('client.connected', (e) => { presence(e.client_id, 'connected', e, connectedPresence) }))
+      unhook.push(node.hooks.on('client.disconnected', (e) => { presence(e.client_id, 'disconnected', e, disconnectedPresence) }))
       const interval = node.config['broker.sys_interval']
       const beat = node.config['broker.sys_heartbeat']
       if (interval > 0) tick()

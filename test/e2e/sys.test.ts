@@ -81,6 +81,27 @@ describe('$SYS/brokers/<node>/... every broker.sys_interval', () => {
     await waitFor(() => messages.length === 1, 'connected')
     expect(JSON.parse(messages[0].payload.toString()).username).toBe('undefined')
   })
+  it('publishes presence to whoever can receive it: a listener, a shared subscriber, a subscriber after the last one left', async () => {
+    // the presence message is not even built while nothing could receive it (issue 22): each
+    // kind of receiver must still get it
+    const heard: string[] = []
+    const off = node.hooks.on('message.publish', (e) => { if (e.topic.includes('/clients/sys-heard-')) heard.push(e.topic) })
+    await connect(node, { clientId: 'sys-heard-1' })
+    await waitFor(() => heard.includes(prefix() + 'clients/sys-heard-1/connected'), 'message.publish of the presence')
+    off()
+    const watcher = await connect(node, { clientId: 'sys-heard-watch' })
+    const messages = collect(watcher)
+    const shared = '$share/g/' + prefix() + 'clients/+/connected'
+    await watcher.subscribeAsync(shared)
+    await connect(node, { clientId: 'sys-heard-2' })
+    await waitFor(() => messages.some(m => m.topic === prefix() + 'clients/sys-heard-2/connected'), 'the shared subscriber')
+    await watcher.unsubscribeAsync(shared)
+    await connect(node, { clientId: 'sys-heard-3' })
+    await watcher.subscribeAsync(prefix() + 'clients/sys-heard-4/connected')
+    await connect(node, { clientId: 'sys-heard-4' })
+    await waitFor(() => messages.some(m => m.topic === prefix() + 'clients/sys-heard-4/connected'), 'the later subscriber')
+    expect(messages.map(m => m.topic)).toEqual([prefix() + 'clients/sys-heard-2/connected', prefix() + 'clients/sys-heard-4/connected'])
+  })
 })
 
 describe('$SYS/brokers/<node>/sysmon/...', () => {

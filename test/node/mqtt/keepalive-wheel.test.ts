@@ -67,4 +67,25 @@ describe('keep alive wheel', () => {
     expect(closed.errors).toEqual([])
     expect(released.errors).toEqual([])
   })
+
+  it('keeps one entry when the keep alive is set again to a longer one, and times out on the longer one', async () => {
+    await until(() => keepaliveEntries() === 0, 3000)
+    const client = fakeClient()
+    const start = Date.now()
+    useKeepaliveWheel(client, 150)
+    const entry = client._keepaliveTimer
+    useKeepaliveWheel(client, 400)
+    expect(client._keepaliveTimer).toBe(entry)
+    expect(client._keepaliveInterval).toBe(400)
+    expect(keepaliveEntries()).toBe(1)
+    await until(() => client.errors.length > 0, 3000)
+    expect(Date.now() - start).toBeGreaterThanOrEqual(395)
+    // a shorter one needs an entry filed for its earlier deadline, unless both fall in one tick
+    const other = fakeClient()
+    useKeepaliveWheel(other, 400)
+    const first = other._keepaliveTimer
+    useKeepaliveWheel(other, 150)
+    expect(other._keepaliveTimer).not.toBe(first)
+    await until(() => other.errors.length > 0, 3000)
+  })
 })
