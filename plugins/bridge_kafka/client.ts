@@ -20,7 +20,7 @@ import type { ConnectionOptions } from 'node:tls'
 import type { Admin, Message, PartitionerArgs, Producer } from 'kafkajs'
 import { WriteRefused, type DataClient } from '../kit/data/index.js'
 import { kafkaWrites, type KafkaWrite, type Strategy } from './message.js'
-import type { COMPRESSIONS } from './compressions.js'
+import type { Compression } from './compressions.js'
 
 /** How long a request may take, in ms. */
 const REQUEST_TIMEOUT_MS = 15_000
@@ -34,7 +34,7 @@ const REFUSALS = new Set(['MESSAGE_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAG
 export interface KafkaSettings {
   /** `host:port` of each bootstrap broker. */
   brokers: string[]
-  compression: typeof COMPRESSIONS[number]
+  compression: Compression
   /** Node's TLS options (files read), with `ssl`. */
   tls: ConnectionOptions | undefined
   /** Names the client to the brokers. */
@@ -49,9 +49,26 @@ function kafkaType (err: unknown): string | undefined {
   return undefined
 }
 
+/**
+ * kafkajs's compression type for EMQ X's `compression` value; for `snappy`, kafkajs-snappy's
+ * codec registered in kafkajs's table first (kafkajs ships none for it). One table per
+ * process: what kafkajs compresses with and decompresses with, for every client.
+ */
+export async function kafkaCompression (compression: Compression): Promise<number> {
+  const kafkajs = await import('kafkajs')
+  const { CompressionTypes } = kafkajs
+  // a CommonJS export Node.js's named-export detection does not find: through the module object
+  const { CompressionCodecs } = kafkajs.default
+  if (compression === 'gzip') return CompressionTypes.GZIP
+  if (compression !== 'snappy') return CompressionTypes.None
+  const { default: SnappyCodec } = await import('kafkajs-snappy')
+  CompressionCodecs[CompressionTypes.Snappy] = SnappyCodec
+  return CompressionTypes.Snappy
+}
+
 /** A {@link DataClient} publishing to Kafka (see the module's invariants). */
 export async function kafkaClient (s: KafkaSettings): Promise<DataClient<KafkaWrite>> {
-  const { Kafka, CompressionTypes, Partitioners, logLevel } = await import('kafkajs')
+  const { Kafka, Partitioners, logLevel } = await import('kafkajs')
   const strategies = new WeakMap<Message, Strategy>()
   const byKey = Partitioners.DefaultPartitioner()
   const partitioner = (): ((args: PartitionerArgs) => number) => (args) => {
@@ -71,7 +88,7 @@ export async function kafkaClient (s: KafkaSettings): Promise<DataClient<KafkaWr
   })
   let producer: Producer | undefined
   let admin: Admin | undefined
-  const compression = s.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None
+  const compression = await kafkaCompression(s.compression)
   const address = `kafka ${s.brokers.join(',')}`
   const why = (err: unknown): string => `${address}: ${kafkaType(err) ?? (err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)}`
 

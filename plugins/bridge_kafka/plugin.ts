@@ -11,7 +11,7 @@ import { dataAction, dataPlugin, dataResourceType, dataTlsOptions } from '../kit
 import { parseRedisServers } from '../kit/pools/servers.js'
 import type { ActionDefinition, ResourceTypeDefinition } from '../../rules/types.js'
 import { REQUIRED_ACKS, STRATEGIES, compileKafkaAction, kafkaRow, type KafkaAction, type KafkaWrite } from './message.js'
-import { COMPRESSIONS } from './compressions.js'
+import { COMPRESSIONS, type Compression } from './compressions.js'
 
 /** The plugin's name, and the `provider` of what it registers. */
 export const KAFKA_PLUGIN = 'svc_bridge_kafka'
@@ -31,10 +31,10 @@ export function kafkaBrokersOf (servers: unknown): string[] {
   }
 }
 
-function compressionOf (config: Record<string, unknown>): typeof COMPRESSIONS[number] {
+function compressionOf (config: Record<string, unknown>): Compression {
   const c = String(config.compression ?? 'no_compression')
   if (!(COMPRESSIONS as readonly string[]).includes(c)) refuse('compression', `must be one of ${COMPRESSIONS.join(', ')}, got ${JSON.stringify(config.compression)}`)
-  return c as typeof COMPRESSIONS[number]
+  return c as Compression
 }
 
 /** `bridge_kafka`. */
@@ -47,7 +47,7 @@ export const BRIDGE_KAFKA: ResourceTypeDefinition = dataResourceType<KafkaWrite>
     servers: { type: 'string', required: true, default: '127.0.0.1:9092', title: 'Kafka Servers', description: 'The bootstrap brokers, host:port, comma separated (port 9092 when left out)' },
     compression: {
       type: 'string', enum: [...COMPRESSIONS], required: false, default: 'no_compression', title: 'Compression',
-      description: 'How message batches are compressed: no_compression or gzip'
+      description: 'How message batches are compressed: no_compression, gzip or snappy'
     },
     ...resourceTlsParams({ sslSwitch: true, verifyDefault: false })
   },
