@@ -47,11 +47,12 @@ if (BROKERS === undefined) console.warn('skipping "svc_bridge_kafka (real Kafka)
   const api = apiOf(() => node)
   const kafka = new Kafka({ clientId: 'starling-test', brokers: (BROKERS ?? '').split(','), logLevel: logLevel.NOTHING })
   const topic = `starling_test_${process.pid}_${Date.now()}`
+  const snappyTopic = `${topic}_snappy`
 
   beforeAll(async () => {
     const admin = kafka.admin()
     await admin.connect()
-    await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true })
+    await admin.createTopics({ topics: [{ topic, numPartitions: 3 }, { topic: snappyTopic, numPartitions: 1 }], waitForLeaders: true })
     await admin.disconnect()
     node = await startTestNode({ 'node.name': 'k1@127.0.0.1', 'broker.sys_interval': '0' }, undefined, { plugins: [PLUGIN] })
   }, 60_000)
@@ -61,16 +62,16 @@ if (BROKERS === undefined) console.warn('skipping "svc_bridge_kafka (real Kafka)
     await node?.destroy()
     const admin = kafka.admin()
     await admin.connect()
-    await admin.deleteTopics({ topics: [topic] }).catch(() => {})
+    await admin.deleteTopics({ topics: [topic, snappyTopic] }).catch(() => {})
     await admin.disconnect()
   })
 
-  /** Every message of the topic: partition, key and value, in partition order. */
-  async function consume (n: number): Promise<Array<{ partition: number, key: string | undefined, value: Record<string, unknown> }>> {
-    const consumer = kafka.consumer({ groupId: `${topic}-reader` })
+  /** Every message of `from` (the suite's topic by default): partition, key and value, in partition order. */
+  async function consume (n: number, from = topic): Promise<Array<{ partition: number, key: string | undefined, value: Record<string, unknown> }>> {
+    const consumer = kafka.consumer({ groupId: `${from}-reader` })
     const out: Array<{ partition: number, key: string | undefined, value: Record<string, unknown> }> = []
     await consumer.connect()
-    await consumer.subscribe({ topic, fromBeginning: true })
+    await consumer.subscribe({ topic: from, fromBeginning: true })
     await consumer.run({ eachMessage: async ({ partition, message }) => { out.push({ partition, key: message.key?.toString(), value: JSON.parse(message.value?.toString() ?? 'null') }) } })
     try {
       await until(async () => out.length >= n, `${n} messages consumed`, 60_000)
@@ -94,5 +95,17 @@ if (BROKERS === undefined) console.warn('skipping "svc_bridge_kafka (real Kafka)
     expect(new Set(messages.map((m) => m.partition)).size).toBe(1)
     expect(messages.map((m) => m.value.seq)).toEqual(Array.from({ length: 1000 }, (_, i) => i))
     expect(messages[7]).toMatchObject({ key: 'sensor-1', value: { clientid: 'sensor-1', topic: 'sensors/sensor-1', seq: 7 } })
+  }, 120_000)
+
+  it('publishes snappy-compressed batches a consumer reads back (the codec is the process\'s: the node registered it)', async () => {
+    const created = await api('POST', '/resources', { name: 'kafka-snappy', type: 'bridge_kafka', config: { servers: BROKERS, compression: 'snappy' } })
+    expect(created.body).toMatchObject({ code: 0 })
+    const rule = await api('POST', '/rules', { rawsql: SQL.replace('"sensors/#"', '"snappy/#"'), actions: [{ name: 'data_to_kafka', params: { $resource: created.body.data.id, topic: snappyTopic } }] })
+    const id = rule.body.data.id as string
+    const pub = await connect(node, { clientId: 'sensor-2' })
+    await Promise.all(Array.from({ length: 100 }, (_, seq) => pub.publishAsync('snappy/sensor-2', JSON.stringify({ seq }), { qos: 1 })))
+    await until(async () => (await actionTotals(api, id)).success === 100, 'success 100', 60_000)
+    const messages = await consume(100, snappyTopic)
+    expect(messages.map((m) => m.value.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i))
   }, 120_000)
 })
