@@ -118,9 +118,10 @@ export const DATA_TO_KAFKA: ActionDefinition = dataAction<KafkaWrite, KafkaActio
       description: 'Accepted for EMQ X configs and not used: kafkajs reads partition counts with the metadata, which it fetches again when a broker answers that leadership moved and once it is 5 minutes old'
     }
   },
-  // EMQ X 4.4 calls the insert mode `type`, and its sync_timeout is the resource's
+  // EMQ X 4.4 calls the insert mode `type`, and its sync_timeout is the resource's; an action
+  // stored before `type` was read keeps the insert_mode it was made with
   without: ['insert_mode', 'sync_timeout'],
-  modeOf: (params) => params.type === 'sync' ? 'sync' : 'async',
+  modeOf: (params) => (params.type ?? params.insert_mode) === 'sync' ? 'sync' : 'async',
   resourceConfigOf: kafkaBufferOf,
   compile: compileKafkaAction,
   row: kafkaRow
