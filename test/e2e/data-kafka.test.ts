@@ -67,6 +67,35 @@ describe('svc_bridge_kafka without a broker', () => {
       expect(refused.body).toMatchObject({ code: 108, message: expect.stringMatching(why) })
     }
   }, 30_000)
+
+  it('holds a QoS 1 publisher for type sync up to the resource\'s sync_timeout (an imported resource, the broker down), and not for async', async () => {
+    const port = await freePort()
+    const imported = await api('POST', '/data/import', {
+      version: '4.4',
+      resources: [{ id: 'resource:kafka-down', type: 'bridge_kafka', config: { servers: `127.0.0.1:${port}`, sync_timeout: '800ms' }, description: '' }],
+      rules: [
+        { id: 'rule:kafka-sync', rawsql: 'SELECT * FROM "sync/#"', actions: [{ name: 'data_to_kafka', args: { $resource: 'resource:kafka-down', topic: 't', type: 'sync' } }], enabled: true, description: '' },
+        { id: 'rule:kafka-async', rawsql: 'SELECT * FROM "async/#"', actions: [{ name: 'data_to_kafka', args: { $resource: 'resource:kafka-down', topic: 't', type: 'async' } }], enabled: true, description: '' }
+      ]
+    })
+    expect(imported.body).toMatchObject({ code: 0, data: { imported: { resources: 1, rules: 2 } } })
+    const pub = await connect(node, { clientId: 'kafka-sync-pub' })
+    try {
+      let begin = Date.now()
+      await pub.publishAsync('sync/1', 'x', { qos: 1 })
+      const held = Date.now() - begin
+      // the resource's 800 ms, not the kit's default of 5 s for an action's own sync_timeout
+      expect(held).toBeGreaterThanOrEqual(750)
+      expect(held).toBeLessThan(4000)
+      await until(async () => (await actionTotals(api, 'rule:kafka-sync')).failed === 1, 'the sync row counted failed')
+      begin = Date.now()
+      await pub.publishAsync('async/1', 'x', { qos: 1 })
+      expect(Date.now() - begin).toBeLessThan(700)
+    } finally {
+      await closeClients()
+      await clearRulesAndResources(api)
+    }
+  }, 30_000)
 })
 
 /** A message read back: partition, key, value and headers. */
