@@ -9,7 +9,7 @@
  */
 import { Kafka, logLevel, type SASLOptions } from 'kafkajs'
 import { closeClients, connect, startTestNode, type TestNode } from '../helpers/node.js'
-import { apiOf } from './api-actions-client.js'
+import { apiOf, type ApiCall } from './api-actions-client.js'
 import { actionTotals, clearRulesAndResources, resourceStatus, until } from './data-actions-client.js'
 import { freePort } from '../helpers/servers/index.js'
 
@@ -98,6 +98,32 @@ describe('svc_bridge_kafka without a broker', () => {
   }, 30_000)
 })
 
+/**
+ * A suite's set-up on a real broker: `topics` created and a node `name` with the plugin started
+ * (handed to `started`) before its tests; after them the node's rules and resources, the node
+ * and the topics removed.
+ */
+function withTopicsAndNode (kafka: Kafka, topics: Array<{ topic: string, numPartitions: number }>, name: string, started: (node: TestNode) => void, api: ApiCall): void {
+  let node: TestNode | undefined
+  beforeAll(async () => {
+    const admin = kafka.admin()
+    await admin.connect()
+    await admin.createTopics({ topics, waitForLeaders: true })
+    await admin.disconnect()
+    node = await startTestNode({ 'node.name': name, 'broker.sys_interval': '0' }, undefined, { plugins: [PLUGIN] })
+    started(node)
+  }, 60_000)
+  afterAll(async () => {
+    await closeClients()
+    await clearRulesAndResources(api)
+    await node?.destroy()
+    const admin = kafka.admin()
+    await admin.connect()
+    await admin.deleteTopics({ topics: topics.map((t) => t.topic) }).catch(() => {})
+    await admin.disconnect()
+  })
+}
+
 /** A message read back: partition, key, value and headers. */
 interface Consumed { partition: number, key: string | undefined, value: Record<string, unknown>, headers: Record<string, string> }
 
@@ -131,22 +157,7 @@ if (BROKERS === undefined) console.warn('skipping "svc_bridge_kafka (real Kafka)
   const snappyTopic = `${topic}_snappy`
   const emqxTopic = `${topic}_emqx`
 
-  beforeAll(async () => {
-    const admin = kafka.admin()
-    await admin.connect()
-    await admin.createTopics({ topics: [{ topic, numPartitions: 3 }, { topic: snappyTopic, numPartitions: 1 }, { topic: emqxTopic, numPartitions: 3 }], waitForLeaders: true })
-    await admin.disconnect()
-    node = await startTestNode({ 'node.name': 'k1@127.0.0.1', 'broker.sys_interval': '0' }, undefined, { plugins: [PLUGIN] })
-  }, 60_000)
-  afterAll(async () => {
-    await closeClients()
-    await clearRulesAndResources(api)
-    await node?.destroy()
-    const admin = kafka.admin()
-    await admin.connect()
-    await admin.deleteTopics({ topics: [topic, snappyTopic, emqxTopic] }).catch(() => {})
-    await admin.disconnect()
-  })
+  withTopicsAndNode(kafka, [{ topic, numPartitions: 3 }, { topic: snappyTopic, numPartitions: 1 }, { topic: emqxTopic, numPartitions: 3 }], 'k1@127.0.0.1', (n) => { node = n }, api)
 
   const consume = async (n: number, from = topic): Promise<Consumed[]> => await consumeFrom(kafka, n, from)
 
@@ -212,22 +223,7 @@ if (!SASL_SET) console.warn('skipping "svc_bridge_kafka with SASL (real Kafka)":
   const topic = `starling_sasl_${process.pid}_${Date.now()}`
   const config = { servers: brokers, authentication_mechanism: SASL.mechanism, username: SASL.username, password: SASL.password }
 
-  beforeAll(async () => {
-    const admin = kafka.admin()
-    await admin.connect()
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true })
-    await admin.disconnect()
-    node = await startTestNode({ 'node.name': 'k2@127.0.0.1', 'broker.sys_interval': '0' }, undefined, { plugins: [PLUGIN] })
-  }, 60_000)
-  afterAll(async () => {
-    await closeClients()
-    await clearRulesAndResources(api)
-    await node?.destroy()
-    const admin = kafka.admin()
-    await admin.connect()
-    await admin.deleteTopics({ topics: [topic] }).catch(() => {})
-    await admin.disconnect()
-  })
+  withTopicsAndNode(kafka, [{ topic, numPartitions: 1 }], 'k2@127.0.0.1', (n) => { node = n }, api)
 
   it('refuses a wrong password at creation (102, the broker\'s reason) and never shows the password', async () => {
     const refused = await api('POST', '/resources', { name: 'wrong', type: 'bridge_kafka', config: { ...config, password: 'not-the-password' } })
