@@ -52,7 +52,7 @@ export const KAFKA_RESOURCE_PARAMS: ParamSpecs = {
   },
   min_metadata_refresh_interval: {
     type: 'string', format: 'duration', required: false, default: '3s', title: 'Min Metadata Refresh Interval',
-    description: 'Accepted for EMQ X configs and not used: kafkajs fetches metadata when a broker answers that the leadership moved and at most every 5 minutes otherwise, with no lower bound to set'
+    description: 'Accepted for EMQ X configs and not used: kafkajs fetches metadata when a broker answers that the leadership moved and once it is 5 minutes old, and has no lower bound to set'
   },
   query_api_versions: {
     type: 'boolean', required: false, default: true, title: 'Query API Versions',
