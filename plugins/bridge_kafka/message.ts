@@ -10,6 +10,9 @@ import { fillString, hasPlaceholder, lookup } from '../../node/template/index.js
 export const STRATEGIES = ['random', 'roundrobin', 'key_dispatch'] as const
 export type Strategy = typeof STRATEGIES[number]
 
+/** EMQ X 4.2's name of `key_dispatch`, which EMQ X 4.4's import renames so: taken as it. */
+export const OLD_KEY_DISPATCH = 'first_key_dispatch'
+
 /**
  * EMQ X 4.4's `key` was a choice of these words (its 5.x converter turns them into the
  * templates here); anything else is a `${key}` template of Starling's.
@@ -63,13 +66,14 @@ export function compileKafkaAction (params: Record<string, unknown>): KafkaActio
   const topic = typeof params.topic === 'string' ? params.topic.trim() : ''
   if (hasPlaceholder(topic)) refuse('topic', 'cannot hold a ${key} placeholder: messages of one action go to one topic')
   if (!TOPIC.test(topic) || topic === '.' || topic === '..') refuse('topic', `must name a Kafka topic (1 to 249 letters, digits, . _ -), got ${JSON.stringify(params.topic)}`)
-  const strategy = String(params.strategy ?? 'random')
+  const given = params.strategy === OLD_KEY_DISPATCH ? 'key_dispatch' : params.strategy
+  const strategy = String(given ?? 'random')
   if (!(STRATEGIES as readonly string[]).includes(strategy)) refuse('strategy', `must be one of ${STRATEGIES.join(', ')}, got ${JSON.stringify(params.strategy)}`)
   const acksName = String(params.required_acks ?? 'all_isr')
   const acks = REQUIRED_ACKS[acksName]
   if (acks === undefined) refuse('required_acks', `must be one of ${Object.keys(REQUIRED_ACKS).join(', ')}, got ${JSON.stringify(params.required_acks)}`)
-  const given = String(params.key ?? '')
-  const key = Object.hasOwn(KEY_WORDS, given) ? KEY_WORDS[given] : given
+  const keyText = String(params.key ?? '')
+  const key = Object.hasOwn(KEY_WORDS, keyText) ? KEY_WORDS[keyText] : keyText
   if (strategy === 'key_dispatch' && key === '') refuse('key', 'must be given with strategy key_dispatch (the partition is the key\'s hash)')
   const type = String(params.type ?? 'async')
   if (!(PRODUCE_TYPES as readonly string[]).includes(type)) refuse('type', `must be sync or async, got ${JSON.stringify(params.type)}`)

@@ -8,7 +8,7 @@ import { resourceTls, resourceTlsParams } from '../../rules/resource-tls.js'
 import type { StarlingPlugin } from '../kit/parts.js'
 import { dataAction, dataPlugin, dataResourceType, dataTlsOptions } from '../kit/data/index.js'
 import type { ActionDefinition, ResourceTypeDefinition } from '../../rules/types.js'
-import { HEADER_ENCODINGS, PRODUCE_TYPES, REQUIRED_ACKS, STRATEGIES, compileKafkaAction, kafkaRow, type KafkaAction, type KafkaWrite } from './message.js'
+import { HEADER_ENCODINGS, OLD_KEY_DISPATCH, PRODUCE_TYPES, REQUIRED_ACKS, STRATEGIES, compileKafkaAction, kafkaRow, type KafkaAction, type KafkaWrite } from './message.js'
 import { parseSize } from '../../node/config/value-types.js'
 import { KAFKA_RESOURCE_PARAMS, TYPE, kafkaConfigOf } from './config.js'
 
@@ -76,8 +76,8 @@ export const DATA_TO_KAFKA: ActionDefinition = dataAction<KafkaWrite, KafkaActio
       description: 'The message key, ${key} placeholders allowed, e.g. ${clientid}; empty or none: no key. EMQ X 4.4\'s words clientid, username and topic are ${clientid}, ${username}, ${topic}'
     },
     strategy: {
-      type: 'string', enum: [...STRATEGIES], required: false, default: 'random', title: 'Produce Strategy',
-      description: 'The partition of each message: random, roundrobin (the partitions in turn), or key_dispatch (the key\'s hash, as the Java client: messages of one key keep their order)'
+      type: 'string', enum: [...STRATEGIES, OLD_KEY_DISPATCH], required: false, default: 'random', title: 'Produce Strategy',
+      description: 'The partition of each message: random, roundrobin (the partitions in turn), or key_dispatch (the key\'s hash, as the Java client: messages of one key keep their order; first_key_dispatch, EMQ X 4.2\'s name, is the same)'
     },
     required_acks: {
       type: 'string', enum: Object.keys(REQUIRED_ACKS), required: false, default: 'all_isr', title: 'Required Acks',

@@ -19,7 +19,7 @@ describe('data_to_kafka messages', () => {
       [{ topic: 't.${clientid}' }, /parameter topic cannot hold a \$\{key\} placeholder/],
       [{ topic: 'a b' }, /parameter topic must name a Kafka topic/],
       [{ topic: '..' }, /parameter topic must name a Kafka topic/],
-      [{ topic: 't', strategy: 'first_key_dispatch' }, /parameter strategy must be one of random, roundrobin, key_dispatch/],
+      [{ topic: 't', strategy: 'hash' }, /parameter strategy must be one of random, roundrobin, key_dispatch/],
       [{ topic: 't', strategy: 'key_dispatch', key: 'none' }, /parameter key must be given with strategy key_dispatch/],
       [{ topic: 't', type: 'later' }, /parameter type must be sync or async/],
       [{ topic: 't', kafka_headers: 'pub_props' }, /parameter kafka_headers must be one placeholder/],
@@ -49,6 +49,8 @@ describe('data_to_kafka messages', () => {
     expect(keyOf('username')).toBe('u1')
     expect(keyOf('topic')).toBe('t/1')
     expect(compileKafkaAction({ topic: 't', strategy: 'roundrobin' }).strategy).toBe('roundrobin')
+    // EMQ X 4.2's name, renamed so by EMQ X 4.4's own import
+    expect(compileKafkaAction({ topic: 't', strategy: 'first_key_dispatch', key: 'clientid' }).strategy).toBe('key_dispatch')
   })
 
   it('makes headers of kafka_headers\' object and kafka_ext_headers\' templates; values not text per the encode mode', () => {
