@@ -1,6 +1,8 @@
 /**
  * The client of `bridge_kafka`: kafkajs (pure JavaScript, no native code; loaded by the first
- * resource, not by every node), one producer and one admin connection per resource instance.
+ * resource, not by every node), one producer and one admin connection per resource instance,
+ * authenticating with the resource's SASL mechanism when it has one (kafkajs's `sasl`), on
+ * sockets of our factory (kafkajs's, with `tcp_keepalive`).
  *
  * Invariants:
  * - The kit owns retries: kafkajs retries nothing (`retries: 0`), so an outage is seen at once
