@@ -9,6 +9,9 @@
  * a note says which credentials to set. What Starling cannot take is skipped and listed: a
  * resource of a type no loaded plugin provides (EMQ X Enterprise's `bridge_kafka` ...), a rule
  * whose SQL, action or resource is not available here, a schema that does not compile.
+ * EMQ X 4.4 writes a resource's TLS files as `{"filename", "file"}` (the file's content): an
+ * empty one is no file; one with content is skipped with the reason (Starling reads TLS files
+ * from paths on each node).
  * From EMQ X 4.0-4.2, web_hook resources and `data_to_webserver` actions are migrated as EMQ X
  * 4.4 did: timeouts in seconds become durations, `content_type` a header, `payload_tmpl` the
  * action's `body`.
@@ -75,6 +78,7 @@ export function ruleEngineSection (engine: Pick<RuleEngine, 'registry' | 'rules'
         }
       }
 
+      const implied = impliedResourceConfigs(file, engine)
       const resources = new Map<string, Resource>()
       const migrated = new Map<string, { method?: unknown, headers: Record<string, unknown> }>()
       entriesOf(file, 'resources').forEach((entry, i) => {
@@ -85,6 +89,17 @@ export function ruleEngineSection (engine: Pick<RuleEngine, 'registry' | 'rules'
         if (engine.registry.findResourceType(type) === undefined) {
           skip('resources', id, `resource type ${type} is not provided here (an EMQ X Enterprise type, or its plugin is not loaded)`)
           return
+        }
+        const files = tlsFilesOf(config)
+        if (files.inline.length > 0) {
+          skip('resources', id, `${files.inline.join(', ')} came as file content: Starling reads TLS files from paths; write ${files.inline.length === 1 ? 'it' : 'them'} to a file on each node and create the resource with the path`)
+          return
+        }
+        config = files.config
+        const fromActions = implied.get(id)
+        if (fromActions !== undefined) {
+          config = { ...config, ...fromActions.config }
+          notes.push(`resource ${id}: ${Object.entries(fromActions.config).map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(', ')} from the params of its ${[...fromActions.actions].join(', ')} action (EMQ X kept ${Object.keys(fromActions.config).length === 1 ? 'it' : 'them'} per action, Starling per resource)`)
         }
         if (type === 'web_hook' && ctx.version < '4.3') {
           const old = migrateWebHook(config)
@@ -193,6 +208,48 @@ function actionsOf (entry: BackupEntry, where: string, ctx: ImportContext, migra
     const fallbacks = actionsOf(action, here, ctx, migrated, 'fallbacks')
     return fallbacks.length > 0 ? { name, params, fallbacks } : { name, params }
   })
+}
+
+/**
+ * The resource config the rules' actions stand for (ActionDefinition.resourceConfigOf), by
+ * resource id: `true` over `false` and the larger number where two actions differ.
+ */
+function impliedResourceConfigs (file: Readonly<Record<string, unknown>>, engine: Pick<RuleEngine, 'registry'>): Map<string, { config: Record<string, unknown>, actions: Set<string> }> {
+  const out = new Map<string, { config: Record<string, unknown>, actions: Set<string> }>()
+  const visit = (actions: unknown): void => {
+    if (!Array.isArray(actions)) return
+    for (const a of actions as Array<Record<string, unknown> | null>) {
+      if (typeof a !== 'object' || a === null) continue
+      visit(a.fallbacks)
+      const params = (a.args ?? a.params) as Record<string, unknown> | undefined
+      const def = typeof a.name === 'string' ? engine.registry.findAction(a.name) : undefined
+      if (def?.resourceConfigOf === undefined || typeof params !== 'object' || params === null || typeof params.$resource !== 'string') continue
+      const implied = def.resourceConfigOf(params)
+      if (Object.keys(implied).length === 0) continue
+      const entry = out.get(params.$resource) ?? { config: {}, actions: new Set<string>() }
+      for (const [key, value] of Object.entries(implied)) {
+        const before = entry.config[key]
+        entry.config[key] = before === undefined || value === true || (typeof value === 'number' && typeof before === 'number' && value > before) ? value : before
+      }
+      entry.actions.add(def.name)
+      out.set(params.$resource, entry)
+    }
+  }
+  for (const rule of entriesOf(file, 'rules')) visit(rule.actions)
+  return out
+}
+
+/** `config` with EMQ X 4.4's empty `{"filename", "file"}` TLS files as no file, and the keys of those with content. */
+function tlsFilesOf (config: Record<string, unknown>): { config: Record<string, unknown>, inline: string[] } {
+  const out: Record<string, unknown> = { ...config }
+  const inline: string[] = []
+  for (const [key, value] of Object.entries(config)) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !('file' in value)) continue
+    const { file, filename } = value as { file?: unknown, filename?: unknown }
+    if ((file ?? '') === '' && (filename ?? '') === '') out[key] = ''
+    else inline.push(`${key} (${String(filename)})`)
+  }
+  return { config: out, inline }
 }
 
 /** EMQ X 4.0-4.2's web_hook config in 4.4's terms: seconds as durations, content_type a header. */

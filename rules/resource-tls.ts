@@ -32,7 +32,7 @@ export function resourceTlsParams (opts: ResourceTlsOptions): ParamSpecs {
   params.verify = { type: 'boolean', required: false, default: opts.verifyDefault, title: 'Verify Server Certificate', description: 'Check the server\'s certificate against the CA certificates and its name' }
   params.server_name_indication = {
     type: 'string', required: false, default: '', title: 'Server Name Indication',
-    description: 'The name sent as SNI and checked against the certificate; empty: the host connected to; disable: none sent'
+    description: 'The name sent as SNI and checked against the certificate; empty or auto: the host connected to; disable: none sent'
   }
   params.tls_version = { type: 'string', required: false, default: '', title: 'TLS Versions', description: 'Allowed versions, comma separated (tlsv1.2,tlsv1.3); empty: Node.js\'s defaults' }
   return params
@@ -59,7 +59,8 @@ export function resourceTls (config: Record<string, unknown>, https?: boolean): 
     certfile: text('certfile'),
     keyfile: text('keyfile'),
     verify: config.verify === true || config.verify === 'true',
-    serverName: text('server_name_indication'),
+    // EMQ X 4.4 exports write `auto` for the host connected to
+    serverName: text('server_name_indication') === 'auto' ? undefined : text('server_name_indication'),
     versions
   }
 }

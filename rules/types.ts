@@ -35,8 +35,9 @@ export interface ParamSpec {
   secret?: boolean
   /**
    * A value that carries credentials in part (node/config/secret-values.ts): `url` (userinfo
-   * and credential query values such as `?token=`), `headers` (an object of request headers:
-   * every value but `content-type`'s and `accept`'s). Those parts are shown as `******`.
+   * and credential query values such as `?token=`), `headers` (an object of request headers,
+   * or a list of `{key, value}`: every value but `content-type`'s and `accept`'s). Those parts
+   * are shown as `******`.
    */
   secretParts?: 'url' | 'headers'
 }
@@ -114,6 +115,13 @@ export interface ActionDefinition {
    * resources change, never per message; absent: never held.
    */
   holdsPublish?: (params: Record<string, unknown>, resource: Resource | undefined) => boolean
+  /**
+   * The resource config an EMQ X backup's params of this action stand for: a setting EMQ X
+   * kept per action and Starling per resource (data_to_kafka's `cache_mode` is the resource's
+   * `local_buffer`). A data import merges it into the bound resource's config (with a note);
+   * absent: none.
+   */
+  resourceConfigOf?: (params: Record<string, unknown>) => Record<string, unknown>
   run: (selected: Record<string, unknown>, ctx: ActionContext) => Promise<void> | void
   /**
    * A run without a promise or a context per run, for actions that hand their runs to a

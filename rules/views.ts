@@ -2,7 +2,7 @@
  * Rules and resources as the API and the CLI show them: the stored record plus, per node,
  * the counters (`metrics`, EMQ X 4's shape) or the health (`status`).
  */
-import { isCredentialName, maskHeaders, maskUrl, REDACTED as CONFIG_REDACTED, restoreHeaders, restoreUrl } from '../node/config/index.js'
+import { isCredentialName, maskHeaderList, maskHeaders, maskUrl, REDACTED as CONFIG_REDACTED, restoreHeaderList, restoreHeaders, restoreUrl } from '../node/config/index.js'
 import type { ActionNodeMetrics, OnActionFailed, ParamSpecs, Resource, Rule, RuleAction, RuleNodeMetrics } from './types.js'
 
 /** Every node's counters, as the `rules.metrics` node operation answers them. */
@@ -92,7 +92,8 @@ export function maskParams (config: Record<string, unknown>, specs: ParamSpecs |
     let shown = value
     if (spec.secret === true) shown = REDACTED
     else if (spec.secretParts === 'url' && typeof value === 'string') shown = maskUrl(value)
-    else if (spec.secretParts === 'headers' && typeof value === 'object' && value !== null && !Array.isArray(value)) shown = maskHeaders(value as Record<string, unknown>)
+    else if (spec.secretParts === 'headers' && Array.isArray(value)) shown = maskHeaderList(value)
+    else if (spec.secretParts === 'headers' && typeof value === 'object' && value !== null) shown = maskHeaders(value as Record<string, unknown>)
     if (shown !== value) out = { ...out, [key]: shown }
   }
   return out
@@ -111,6 +112,7 @@ export function restoreParams (sent: Record<string, unknown>, stored: Record<str
     let kept = value
     if (spec.secret === true && value === REDACTED && before !== undefined) kept = before
     else if (spec.secretParts === 'url' && typeof value === 'string' && typeof before === 'string') kept = restoreUrl(value, before)
+    else if (spec.secretParts === 'headers' && Array.isArray(value) && Array.isArray(before)) kept = restoreHeaderList(value, before)
     else if (spec.secretParts === 'headers' && isRecord(value) && isRecord(before)) kept = restoreHeaders(value, before)
     if (kept !== value) out = { ...out, [key]: kept }
   }

@@ -29,7 +29,7 @@ export type {
   NumberSpec, PathKeys, PathSpec, QuantitySpec, StringSpec, ValueOf, ValueType
 } from './schema-types.js'
 export { REDACTED } from './schema-types.js'
-export { isCredentialName, maskHeader, maskHeaders, maskPairs, maskUrl, restoreHeaders, restorePairs, restoreUrl } from './secret-values.js'
+export { isCredentialName, maskHeader, maskHeaderList, maskHeaders, maskPairs, maskUrl, restoreHeaderList, restoreHeaders, restorePairs, restoreUrl } from './secret-values.js'
 export {
   formatDuration, formatSize, parseAddress, parseBool, parseDuration, parseFloatValue, parseInteger,
   parseSize, type ListenerAddress

@@ -92,6 +92,31 @@ export function maskHeaders (headers: Record<string, unknown>): Record<string, u
     [name, typeof value === 'string' ? maskHeader(name, value) : REDACTED]))
 }
 
+/**
+ * A list of headers as `[{key, value}]` (EMQ X 4.4's `kafka_ext_headers`) with each value
+ * masked as {@link maskHeader} does; an entry of another shape is kept as it is.
+ */
+export function maskHeaderList (list: unknown[]): unknown[] {
+  return list.map((entry) => {
+    const { key, value } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
+    if (typeof key !== 'string' || value === undefined) return entry
+    return { ...(entry as object), value: typeof value === 'string' ? maskHeader(key, value) : REDACTED }
+  })
+}
+
+/** `sent`'s `[{key, value}]` headers with each {@link REDACTED} value taken from `stored`'s entry of the same key. */
+export function restoreHeaderList (sent: unknown[], stored: unknown[]): unknown[] {
+  const before = new Map<string, unknown>()
+  for (const entry of stored) {
+    const { key, value } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
+    if (typeof key === 'string' && !before.has(key)) before.set(key, value)
+  }
+  return sent.map((entry) => {
+    const { key, value } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>
+    return value === REDACTED && typeof key === 'string' && before.has(key) ? { ...(entry as object), value: before.get(key) } : entry
+  })
+}
+
 /** The values of `pairs` by name (the first of each name). */
 function pairValues (pairs: string[]): Map<string, string> {
   const out = new Map<string, string>()

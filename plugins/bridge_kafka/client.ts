@@ -1,6 +1,8 @@
 /**
  * The client of `bridge_kafka`: kafkajs (pure JavaScript, no native code; loaded by the first
- * resource, not by every node), one producer and one admin connection per resource instance.
+ * resource, not by every node), one producer and one admin connection per resource instance,
+ * authenticating with the resource's SASL mechanism when it has one (kafkajs's `sasl`), on
+ * sockets of our factory (kafkajs's, with `tcp_keepalive`).
  *
  * Invariants:
  * - The kit owns retries: kafkajs retries nothing (`retries: 0`), so an outage is seen at once
@@ -12,14 +14,18 @@
  *   so a batch sent again after an error may publish some messages twice (at least once).
  * - The partition of each message follows its action's strategy: `key_dispatch` hashes the key
  *   as the Java client does (murmur2, kafkajs's default partitioner), `random` picks one of the
- *   partitions with a leader.
+ *   partitions with a leader, `roundrobin` takes them in turn (a counter per topic).
+ * - One produce request carries at most `max_batch_bytes` of message keys and values (a message
+ *   larger than that goes alone): a longer run of writes is sent as several, in order.
  * - Errors about the messages or the topic (too large, invalid, no such topic) are refusals for
  *   good ({@link WriteRefused}), which the kit splits; anything else is transient.
  */
-import type { ConnectionOptions } from 'node:tls'
-import type { Admin, Message, PartitionerArgs, Producer } from 'kafkajs'
+import { connect as netConnect, isIP } from 'node:net'
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls'
+import type { Admin, ISocketFactory, KafkaConfig as KafkaClientConfig, Message, PartitionerArgs, Producer, SASLOptions } from 'kafkajs'
 import { WriteRefused, type DataClient } from '../kit/data/index.js'
 import { kafkaWrites, type KafkaWrite, type Strategy } from './message.js'
+import type { KafkaConfig } from './config.js'
 import type { Compression } from './compressions.js'
 
 /** How long a request may take, in ms. */
@@ -31,10 +37,7 @@ const REFUSALS = new Set(['MESSAGE_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAG
 
 
 /** A resource's settings, read from its config. */
-export interface KafkaSettings {
-  /** `host:port` of each bootstrap broker. */
-  brokers: string[]
-  compression: Compression
+export interface KafkaSettings extends Omit<KafkaConfig, 'syncTimeoutMs'> {
   /** Node's TLS options (files read), with `ssl`. */
   tls: ConnectionOptions | undefined
   /** Names the client to the brokers. */
@@ -66,26 +69,101 @@ export async function kafkaCompression (compression: Compression): Promise<numbe
   return CompressionTypes.Snappy
 }
 
+/**
+ * kafkajs's socket factory with `tcp_keepalive` (kafkajs's own turns keepalive on at 60 s,
+ * always): a TLS connection names the host as SNI unless the TLS options say otherwise.
+ */
+export function keepaliveSocketFactory (keepaliveMs: number): ISocketFactory {
+  return ({ host, port, ssl, onConnect }) => {
+    // kafkajs hands over its `ssl` option: false, or TLS options (true as {})
+    const tls = ssl as ConnectionOptions | boolean | null | undefined
+    const socket = tls !== null && tls !== undefined && tls !== false
+      ? tlsConnect({ host, port, ...(isIP(host) === 0 ? { servername: host } : {}), ...(typeof tls === 'object' ? tls : {}) }, onConnect)
+      : netConnect({ host, port }, onConnect)
+    socket.setKeepAlive(keepaliveMs > 0, keepaliveMs)
+    return socket
+  }
+}
+
+/** The bytes a message counts against `max_batch_bytes`: its key and value. */
+function messageBytes (m: { k?: string, v: string }): number {
+  return Buffer.byteLength(m.v) + (m.k === undefined ? 0 : Buffer.byteLength(m.k))
+}
+
+/** One produce request: its acks and its messages by topic. */
+export interface ProduceRequest { acks: number, topicMessages: Array<{ topic: string, messages: Message[] }> }
+
+/**
+ * The produce requests of `writes`, in order: one per run of writes with the same acks, cut
+ * where the next message would take its keys and values past `maxBatchBytes` (a larger
+ * message alone). `tag` learns each message's partition strategy.
+ */
+export function produceRequests (writes: readonly KafkaWrite[], maxBatchBytes: number, tag: (message: Message, strategy: Strategy) => void): ProduceRequest[] {
+  const requests: ProduceRequest[] = []
+  let request: ProduceRequest | undefined
+  let bytes = 0
+  for (const w of writes) {
+    for (const m of w.m) {
+      const size = messageBytes(m)
+      if (request === undefined || request.acks !== w.a || (bytes > 0 && bytes + size > maxBatchBytes)) {
+        request = { acks: w.a, topicMessages: [] }
+        requests.push(request)
+        bytes = 0
+      }
+      bytes += size
+      const message: Message = { key: m.k ?? null, value: m.v, timestamp: m.ts, ...(m.h !== undefined ? { headers: m.h } : {}) }
+      tag(message, w.s)
+      const last = request.topicMessages.at(-1)
+      if (last?.topic === w.t) last.messages.push(message)
+      else request.topicMessages.push({ topic: w.t, messages: [message] })
+    }
+  }
+  return requests
+}
+
+/** A kafkajs partitioner. */
+type Partition = (args: PartitionerArgs) => number
+
+/**
+ * The partitioner of messages whose strategy `strategyOf` tells: `key_dispatch` (or none
+ * known) is `byKey`, `random` a random partition with a leader, `roundrobin` the partitions
+ * with a leader in turn, a counter per topic.
+ */
+export function strategyPartitioner (strategyOf: (message: Message) => Strategy | undefined, byKey: Partition): Partition {
+  const turns = new Map<string, number>()
+  return (args) => {
+    const strategy = strategyOf(args.message)
+    if (strategy === 'key_dispatch' || strategy === undefined) return byKey(args)
+    const led = args.partitionMetadata.filter((p) => p.leader >= 0)
+    const from = led.length > 0 ? led : args.partitionMetadata
+    if (strategy === 'random') return from[Math.floor(Math.random() * from.length)].partitionId
+    const turn = (turns.get(args.topic) ?? 0) % from.length
+    turns.set(args.topic, turn + 1)
+    return [...from].sort((a, b) => a.partitionId - b.partitionId)[turn].partitionId
+  }
+}
+
+/** kafkajs's client options of a resource's settings (its log level aside: none). */
+export function kafkaOptions (s: KafkaSettings): KafkaClientConfig {
+  return {
+    clientId: s.clientId,
+    brokers: s.brokers,
+    ssl: s.tls ?? false,
+    // one object per mechanism in kafkajs's types; the same three fields for each
+    ...(s.sasl !== undefined ? { sasl: s.sasl as SASLOptions } : {}),
+    socketFactory: keepaliveSocketFactory(s.tcpKeepaliveMs),
+    connectionTimeout: CONNECT_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    retry: { retries: 0 }
+  }
+}
+
 /** A {@link DataClient} publishing to Kafka (see the module's invariants). */
 export async function kafkaClient (s: KafkaSettings): Promise<DataClient<KafkaWrite>> {
   const { Kafka, Partitioners, logLevel } = await import('kafkajs')
   const strategies = new WeakMap<Message, Strategy>()
-  const byKey = Partitioners.DefaultPartitioner()
-  const partitioner = (): ((args: PartitionerArgs) => number) => (args) => {
-    if (strategies.get(args.message) !== 'random') return byKey(args)
-    const led = args.partitionMetadata.filter((p) => p.leader >= 0)
-    const from = led.length > 0 ? led : args.partitionMetadata
-    return from[Math.floor(Math.random() * from.length)].partitionId
-  }
-  const kafka = new Kafka({
-    clientId: s.clientId,
-    brokers: s.brokers,
-    ssl: s.tls ?? false,
-    connectionTimeout: CONNECT_TIMEOUT_MS,
-    requestTimeout: REQUEST_TIMEOUT_MS,
-    retry: { retries: 0 },
-    logLevel: logLevel.NOTHING
-  })
+  const partitioner = (): Partition => strategyPartitioner((m) => strategies.get(m), Partitioners.DefaultPartitioner())
+  const kafka = new Kafka({ ...kafkaOptions(s), logLevel: logLevel.NOTHING })
   let producer: Producer | undefined
   let admin: Admin | undefined
   const compression = await kafkaCompression(s.compression)
@@ -122,20 +200,7 @@ export async function kafkaClient (s: KafkaSettings): Promise<DataClient<KafkaWr
     },
     async write (writes) {
       if (producer === undefined) throw new Error(`${address}: not connected`)
-      for (let i = 0; i < writes.length;) {
-        const acks = writes[i].a
-        const topicMessages: Array<{ topic: string, messages: Message[] }> = []
-        for (; i < writes.length && writes[i].a === acks; i++) {
-          const w = writes[i]
-          const messages = w.m.map((m): Message => {
-            const message: Message = { key: m.k ?? null, value: m.v, timestamp: m.ts }
-            strategies.set(message, w.s)
-            return message
-          })
-          const last = topicMessages.at(-1)
-          if (last?.topic === w.t) last.messages.push(...messages)
-          else topicMessages.push({ topic: w.t, messages })
-        }
+      for (const { acks, topicMessages } of produceRequests(writes, s.maxBatchBytes, (message, strategy) => strategies.set(message, strategy))) {
         try {
           await producer.sendBatch({ topicMessages, acks, compression, timeout: REQUEST_TIMEOUT_MS })
         } catch (err) {

@@ -168,6 +168,72 @@ describe('data import of an EMQ X 4.4 backup (POST /data/import with the backup 
   })
 })
 
+describe('data import of an EMQ X 4.4 bridge_kafka resource and data_to_kafka rule (svc_bridge_kafka loaded)', () => {
+  let report: any
+  beforeAll(async () => {
+    expect((await runCtl(['plugins', 'load', 'svc_bridge_kafka'], node.env)).stderr).toBe('')
+    const backup = JSON.parse(readFileSync(join(PROJECT_ROOT, FIXTURES, 'emqx44-kafka-backup.json'), 'utf8'))
+    const res = await api(node, 'POST', '/data/import', backup)
+    expect(res.body.code).toBe(0)
+    report = res.body.data
+  })
+  // the later suites compare exports with a node that has no svc_bridge_kafka
+  afterAll(async () => {
+    expect((await api(node, 'DELETE', '/rules/rule:886709')).body.code).toBe(0)
+    expect((await api(node, 'DELETE', '/resources/resource:959424')).body.code).toBe(0)
+    await runCtl(['plugins', 'unload', 'svc_bridge_kafka'], node.env)
+  })
+
+  it('imports both, EMQ X\'s per-action buffer moved onto the resource with a note; a TLS file given as content is skipped', () => {
+    expect(report.imported).toMatchObject({ resources: 1, rules: 1 })
+    expect(report.skipped).toEqual([{
+      section: 'resources',
+      entry: 'resource:kafka-ca',
+      reason: 'cacertfile (ca.pem) came as file content: Starling reads TLS files from paths; write it to a file on each node and create the resource with the path'
+    }])
+    expect(report.notes).toContain('resource resource:959424: local_buffer true, max_buffer_bytes 2147483648 from the params of its data_to_kafka action (EMQ X kept them per action, Starling per resource)')
+  })
+
+  it('shows the resource with EMQ X\'s keys, the password masked, the empty TLS files as none; not alive (nothing listens)', async () => {
+    const resource = (await api(node, 'GET', '/resources/resource:959424')).body.data
+    expect(resource.config).toMatchObject({
+      servers: '127.0.0.1:9',
+      authentication_mechanism: 'SCRAM_SHA_256',
+      username: 'emqx',
+      password: '******',
+      max_batch_bytes: '900KB',
+      min_metadata_refresh_interval: '3s',
+      query_api_versions: true,
+      send_buffer: '1024KB',
+      sync_timeout: '3s',
+      tcp_keepalive: '0s',
+      server_name_indication: 'auto',
+      cacertfile: '',
+      ssl: false,
+      local_buffer: true,
+      max_buffer_bytes: 2147483648
+    })
+    expect(JSON.stringify(resource)).not.toContain('kafka-secret-44')
+    expect(resource.status[0].is_alive).toBe(false)
+  })
+
+  it('shows the rule\'s action with EMQ X\'s params, header values masked as data_to_webserver\'s', async () => {
+    const rule = (await api(node, 'GET', '/rules/rule:886709')).body.data
+    expect(rule.actions[0]).toMatchObject({
+      name: 'data_to_kafka',
+      params: { $resource: 'resource:959424', type: 'sync', strategy: 'roundrobin', key: 'clientid', cache_mode: 'Memory+Disk', kafka_ext_headers: [{ key: 'clientid', value: '******' }] }
+    })
+  })
+
+  it('exports the SASL password masked, and in clear with --with-secrets', async () => {
+    const kafka = (d: any): any => d.resources.find((r: any) => r.id === 'resource:959424').config
+    const masked = await ctlExport(node)
+    expect(kafka(masked.data).password).toBe('******')
+    expect(JSON.stringify(masked.data)).not.toContain('kafka-secret-44')
+    expect(kafka((await ctlExport(node, '--with-secrets')).data).password).toBe('kafka-secret-44')
+  })
+})
+
 describe('data import of an EMQ X 4.0 backup', () => {
   let report: string
   beforeAll(async () => { report = await ctlImport(node, join(PROJECT_ROOT, FIXTURES, 'emqx40-backup.json')) })

@@ -32,3 +32,9 @@ test('a config is read into settings the one builder takes; off means none', () 
 test('a TLS version that does not exist is refused with 108, naming the key', () => {
   expect(() => resourceTls({ ssl: true, tls_version: 'sslv3' })).toThrow(expect.objectContaining({ code: 108, message: expect.stringMatching(/^tls_version: sslv3 is not a TLS version/) }))
 })
+
+test('server_name_indication auto (what EMQ X 4.4 exports write) is the host connected to', () => {
+  const tls = resourceTls({ ssl: true, server_name_indication: 'auto' })!
+  expect(tls.serverName).toBeUndefined()
+  expect(buildTlsOptions(tls, { rule: 'sni' })).not.toHaveProperty('servername')
+})

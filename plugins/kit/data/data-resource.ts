@@ -244,7 +244,7 @@ export class DataResource<W> implements ResourceInstance {
       }, (err: Error) => { for (const s of settles) s.reject(err) })
       return
     }
-    const timeout = batch.mode === 'sync' ? batch.syncTimeoutMs : this.init.settings.retryTimeoutMs
+    const timeout = batch.mode === 'sync' ? this.init.settings.syncTimeoutMs ?? batch.syncTimeoutMs : this.init.settings.retryTimeoutMs
     const waiter: Waiter = { rows: settles, deadline: at + timeout, timer: undefined, sending: false, lastError: undefined, timeoutMs: timeout, firm: batch.mode === 'sync' }
     waiter.timer = setTimeout(() => {
       if (!waiter.sending) this.giveUp(entry.i, waiter)

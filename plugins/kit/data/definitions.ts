@@ -8,7 +8,7 @@
 import type { ActionDefinition, ParamSpecs, ResourceComponents, ResourceTypeDefinition } from '../../../rules/types.js'
 import type { DataClient } from './client.js'
 import { DataResource } from './data-resource.js'
-import { DATA_BATCH_PARAMS, DATA_RESOURCE_PARAMS, dataBatchSettings, dataResourceSettings, type DataBatchSettings, type DataResourceSettings } from './params.js'
+import { DATA_BATCH_PARAMS, DATA_RESOURCE_PARAMS, dataBatchSettings, dataResourceSettings, type DataBatchSettings, type DataResourceSettings, type InsertMode } from './params.js'
 
 /** What {@link dataResourceType} is given by a backend. */
 export interface DataResourceTypeSpec<W> {
@@ -26,6 +26,11 @@ export interface DataResourceTypeSpec<W> {
   without?: ReadonlyArray<keyof typeof DATA_RESOURCE_PARAMS>
   /** Checks the backend's own params beyond their specs (throws a 108). */
   checkConfig?: (config: Record<string, unknown>) => void
+  /**
+   * The resource's own sync deadline (ms) from its config (EMQ X 4.4's Kafka resource has
+   * `sync_timeout`): its actions' sync mode waits this long instead of their `sync_timeout`.
+   */
+  syncTimeoutOf?: (config: Record<string, unknown>) => number
   /** A client for `config` (its driver loaded here, at the first use); it connects when asked. */
   client: (config: Record<string, unknown>, components: ResourceComponents) => Promise<DataClient<W>>
 }
@@ -54,7 +59,8 @@ export function dataResourceType<W> (spec: DataResourceTypeSpec<W>): DataResourc
   const settingsOf = (config: Record<string, unknown>): DataResourceSettings => {
     const own = { ...config }
     for (const key of spec.without ?? []) delete own[key]
-    return dataResourceSettings({ ...Object.fromEntries(Object.entries(DATA_RESOURCE_PARAMS).map(([k, p]) => [k, p.default])), ...own }, what)
+    const settings = dataResourceSettings({ ...Object.fromEntries(Object.entries(DATA_RESOURCE_PARAMS).map(([k, p]) => [k, p.default])), ...own }, what)
+    return spec.syncTimeoutOf === undefined ? settings : { ...settings, syncTimeoutMs: spec.syncTimeoutOf(config) }
   }
   return {
     name: spec.name,
@@ -110,6 +116,13 @@ export interface DataActionSpec<W, C> {
    * the action has no `insert_mode` and no kit `sync_timeout`); read as their defaults.
    */
   without?: ReadonlyArray<keyof typeof DATA_BATCH_PARAMS>
+  /**
+   * The insert mode under the action's own name (EMQ X 4.4's Kafka action calls it `type`),
+   * for an action `without` the kit's `insert_mode`; read from checked params.
+   */
+  modeOf?: (params: Record<string, unknown>) => InsertMode
+  /** See {@link ActionDefinition.resourceConfigOf}. */
+  resourceConfigOf?: (params: Record<string, unknown>) => Record<string, unknown>
   /** Compiles the action's params (its template); throws a 108 for ones that cannot be used. */
   compile: (params: Record<string, unknown>) => C
   /** The row of one run, from the compiled params and the selected data. */
@@ -129,7 +142,11 @@ export function dataAction<W, C> (spec: DataActionSpec<W, C>): DataActionDefinit
   const without: readonly string[] = spec.without ?? []
   const shared = Object.fromEntries(Object.entries(DATA_BATCH_PARAMS).filter(([key]) => !without.includes(key)))
   const defaults = Object.fromEntries(without.map((key) => [key, DATA_BATCH_PARAMS[key].default]))
-  const batchOf = (params: Record<string, unknown>): DataBatchSettings => dataBatchSettings({ ...params, ...defaults }, what)
+  const modeOf = spec.modeOf
+  const batchOf = (params: Record<string, unknown>): DataBatchSettings => {
+    const batch = dataBatchSettings({ ...params, ...defaults }, what)
+    return modeOf === undefined ? batch : { ...batch, mode: modeOf(params) }
+  }
   return {
     rowOf: (params) => {
       const compiled = spec.compile(params)
@@ -154,7 +171,9 @@ export function dataAction<W, C> (spec: DataActionSpec<W, C>): DataActionDefinit
     // a run settles once the row is on disk (local buffer), or written or failed within
     // sync_timeout (sync mode): the publisher's PUBACK waits for it (EMQ X 4.4's sync runs
     // the write inside the publish hook); async mode without the buffer never holds
-    holdsPublish: (params, resource) => resource?.config.local_buffer === true || (!without.includes('insert_mode') && params.insert_mode === 'sync'),
+    ...(spec.resourceConfigOf !== undefined ? { resourceConfigOf: spec.resourceConfigOf } : {}),
+    holdsPublish: (params, resource) => resource?.config.local_buffer === true ||
+      (modeOf !== undefined ? modeOf(params) === 'sync' : !without.includes('insert_mode') && params.insert_mode === 'sync'),
     // the row path (rules/runtime.ts): a run is the row and the batcher, no promise of its own
     rowWriter (params, instance, actionId) {
       if (!(instance instanceof DataResource)) return undefined

@@ -71,6 +71,11 @@ export interface DataResourceSettings {
   localBuffer: boolean
   maxBufferBytes: number
   retryTimeoutMs: number
+  /**
+   * A sync deadline of the resource's own (ms; EMQ X 4.4's Kafka resource has `sync_timeout`,
+   * its action none): its actions in sync mode use it instead of theirs. Absent: theirs.
+   */
+  syncTimeoutMs?: number
 }
 
 /** The action side of the params, read. */

@@ -149,4 +149,15 @@ describe('DataResource', () => {
       await r.close(true)
     }
   })
+
+  it('uses the resource\'s own sync deadline over the action\'s when the resource has one (Kafka\'s sync_timeout)', async () => {
+    const client = fakeClient()
+    client.write = async () => { await new Promise<void>(() => {}) }
+    const r = await DataResource.open({ id: 'x', client, settings: { ...SETTINGS, syncTimeoutMs: 80 }, dataDir: dir, logger: silentLogger() })
+    const begin = Date.now()
+    const outcome = await r.write('a', { ...BATCH, mode: 'sync', syncTimeoutMs: 60_000 }, [1]).then(() => 'written', (err: Error) => err.message)
+    expect(outcome).toBe('not written within 80 ms: still being written (the server may yet store it)')
+    expect(Date.now() - begin).toBeLessThan(5000)
+    await r.close(true)
+  })
 })
