@@ -6,7 +6,11 @@
  * Invariants:
  * - Writes of this resource reach the server in the order they were buffered, one batch of
  *   buffer entries at a time (one statement or one transaction), so rows of one action keep
- *   their order.
+ *   their order. With a client that pipelines (`writeAfter`: PostgreSQL) two batches are in
+ *   flight on its one connection, the second's transaction committed only once the first's
+ *   is stored: when the first is refused the second is rolled back and sent again after the
+ *   first's split; when the connection is lost both go back to the buffer, in order. A
+ *   batch's rows are never stored before those of a batch buffered earlier.
  * - A write the server refuses for good is split until the refused rows are found (or the
  *   client names them, for a server without transactions): the other rows are written, the
  *   refused ones counted failed, and no row is written twice by it.
