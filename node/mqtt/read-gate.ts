@@ -265,12 +265,14 @@ export class ReadGate {
   readonly limited: boolean
   /** Times this connection was paused by its rate limits (for tests and the connection's stats). */
   pauses = 0
-  /** Slices read since this connection last let the event loop turn. */
+  /** Slices read in a row (each read again from the last one's microtask) since the event loop last turned for them. */
   private run = 0
   /** Waiting for the event loop's next turn (see {@link SLICES_PER_TURN}). */
   private yielding = false
   private readonly settle = (): void => {
     this.inRead = false
+    // nothing left behind: the run of slices is over (the node caught up with this connection)
+    if (!this.refused) this.run = 0
     if (this.refused) {
       this.refused = false
       if (this.run < SLICES_PER_TURN) {
