@@ -203,9 +203,12 @@ describe('DataResource', () => {
   })
 
   describe('with a client that pipelines', () => {
+    // retry_timeout well above the test's length: a row's outcome here is its write's, never its deadline
+    const PIPELINED: DataResourceSettings = { ...SETTINGS, retryTimeoutMs: 10_000 }
+
     it('keeps two writes in flight and stores them in the order they were buffered', async () => {
       const client = pipeliningClient(10)
-      const r = await DataResource.open({ id: 'x', client, settings: SETTINGS, dataDir: dir, logger: silentLogger() })
+      const r = await DataResource.open({ id: 'x', client, settings: PIPELINED, dataDir: dir, logger: silentLogger() })
       const values = Array.from({ length: 40 }, (_v, i) => i + 1)
       expect(await paced(r, values, 2)).toEqual(values.map(() => 'fulfilled'))
       expect(client.written).toEqual(values)
@@ -215,8 +218,9 @@ describe('DataResource', () => {
     })
 
     it('a write refused while the next is in flight: the next is not stored, then goes again after the refused one is split', async () => {
-      const client = pipeliningClient(10)
-      const r = await DataResource.open({ id: 'x', client, settings: SETTINGS, dataDir: dir, logger: silentLogger() })
+      // writes answered every 25 ms, rows every 2 ms: a write always has another behind it
+      const client = pipeliningClient(25)
+      const r = await DataResource.open({ id: 'x', client, settings: PIPELINED, dataDir: dir, logger: silentLogger() })
       const values = Array.from({ length: 40 }, (_v, i) => i === 9 || i === 25 ? -(i + 1) : i + 1)
       const got = await paced(r, values, 2)
       expect(got).toEqual(values.map((v) => v < 0 ? 'rejected' : 'fulfilled'))
@@ -228,7 +232,7 @@ describe('DataResource', () => {
 
     it('a connection lost under the first of two writes in flight: both are sent again, in order, none lost', async () => {
       const client = pipeliningClient(10)
-      const r = await DataResource.open({ id: 'x', client, settings: { ...SETTINGS, retryTimeoutMs: 10_000 }, dataDir: dir, logger: silentLogger() })
+      const r = await DataResource.open({ id: 'x', client, settings: PIPELINED, dataDir: dir, logger: silentLogger() })
       const values = Array.from({ length: 40 }, (_v, i) => i + 1)
       const rows = paced(r, values, 2)
       // a write in flight with another behind it
