@@ -18,7 +18,8 @@ import { noteContention } from './memory-valve.js'
  *
  * A read nested in aedes' parse (a packet handled synchronously calls aedes' next read from
  * inside the parse of the previous slice) is refused: mqtt-packet's parser is not re-entrant.
- * The refused read is made again from a microtask, once that parse has returned.
+ * The refused read is made again from a microtask, once that parse has returned; after
+ * {@link SLICES_PER_TURN} slices in a row, from the event loop's next turn instead.
  *
  * The rate limits (`zone.external.rate_limit.conn_messages_in` / `conn_bytes_in`) pause the
  * reading the same way: after a read that takes a connection past its rate, no read until
@@ -28,6 +29,17 @@ import { noteContention } from './memory-valve.js'
 
 /** Bytes handed to aedes per read (a frame larger than this arrives over several reads, as from the network). */
 export const READ_SLICE = 4096
+
+/**
+ * Slices one connection is read in a row before the event loop is let turn: its next read
+ * then waits for a `setImmediate`, after every other socket's data and the timers due. A
+ * connection the node is behind (more than a slice buffered) is otherwise read slice after
+ * slice from microtasks, and libuv reads its socket up to 32 times per poll: a publisher's
+ * burst of 700 KB held the loop for 30-60 ms, while every other socket's data (a data
+ * integration's database answering, other clients) and every timer waited
+ * (docs/performance.md, "2026-11-28, session 32: PostgreSQL").
+ */
+export const SLICES_PER_TURN = 8
 
 /**
  * Bytes read from all connections of the node and handed to aedes whose packets are not all
@@ -253,12 +265,29 @@ export class ReadGate {
   readonly limited: boolean
   /** Times this connection was paused by its rate limits (for tests and the connection's stats). */
   pauses = 0
+  /** Slices read in a row (each read again from the last one's microtask) since the event loop last turned for them. */
+  private run = 0
+  /** Waiting for the event loop's next turn (see {@link SLICES_PER_TURN}). */
+  private yielding = false
   private readonly settle = (): void => {
     this.inRead = false
+    // nothing left behind: the run of slices is over (the node caught up with this connection)
+    if (!this.refused) this.run = 0
     if (this.refused) {
       this.refused = false
-      this.readAgain()
+      if (this.run < SLICES_PER_TURN) {
+        this.readAgain()
+      } else {
+        this.run = 0
+        this.yielding = true
+        setImmediate(this.nextTurn)
+      }
     }
+  }
+
+  private readonly nextTurn = (): void => {
+    this.yielding = false
+    this.readAgain()
   }
 
   private readonly resume = (): void => {
@@ -279,7 +308,7 @@ export class ReadGate {
   /** Whether aedes may read now; when it may not, the read is made again later by the gate. */
   admit (): boolean {
     if (this.timer !== null) return false
-    if (this.inRead) { this.refused = true; return false }
+    if (this.inRead || this.yielding) { this.refused = true; return false }
     return true
   }
 
@@ -291,6 +320,7 @@ export class ReadGate {
    * and gave aedes no packet.
    */
   sliced (): void {
+    this.run++
     if (!this.inRead) {
       this.inRead = true
       queueMicrotask(this.settle)

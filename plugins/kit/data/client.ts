@@ -24,6 +24,15 @@ export interface DataClient<W> {
    * names the rows it refused in {@link WriteRefused.rows}.
    */
   write: (writes: readonly W[]) => Promise<void>
+  /**
+   * Optional, for a server that runs one connection's statements in the order sent
+   * (PostgreSQL): {@link write}, but over the one connection that then carries every write
+   * of this client, sent at once even while the writes before it are unanswered. Stored only
+   * if `after` resolves true (the write sent before it was stored); when it resolves false,
+   * nothing of it is stored and it rejects with {@link WriteSkipped}. With it the kit keeps
+   * two writes in flight (data-resource.ts).
+   */
+  writeAfter?: (writes: readonly W[], after?: Promise<boolean>) => Promise<void>
   /** One write of every row of `rows` (single-row writes of one action, in order). */
   merge: (rows: readonly W[]) => W
   /** The rows of `write`, each a write of its own, in order (to find the row a server refuses). */
@@ -47,6 +56,14 @@ export class WriteRefused extends Error {
     super(message, options)
     this.name = 'WriteRefused'
     this.rows = options?.rows
+  }
+}
+
+/** A {@link DataClient.writeAfter} not stored because the write before it was not: it may be sent again. */
+export class WriteSkipped extends Error {
+  constructor (message = 'not written: the write before it was not stored') {
+    super(message)
+    this.name = 'WriteSkipped'
   }
 }
 

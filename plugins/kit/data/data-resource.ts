@@ -6,7 +6,11 @@
  * Invariants:
  * - Writes of this resource reach the server in the order they were buffered, one batch of
  *   buffer entries at a time (one statement or one transaction), so rows of one action keep
- *   their order.
+ *   their order. With a client that pipelines (`writeAfter`: PostgreSQL) two batches are in
+ *   flight on its one connection, the second's transaction committed only once the first's
+ *   is stored: when the first is refused the second is rolled back and sent again after the
+ *   first's split; when the connection is lost both go back to the buffer, in order. A
+ *   batch's rows are never stored before those of a batch buffered earlier.
  * - A write the server refuses for good is split until the refused rows are found (or the
  *   client names them, for a server without transactions): the other rows are written, the
  *   refused ones counted failed, and no row is written twice by it.
@@ -33,7 +37,7 @@ import type { ResourceInstance } from '../../../rules/types.js'
 import { openReplayQueue, type ReplayQueue } from '../replayq/replayq.js'
 import { createBufferedSink, type BufferedSink, type SinkTarget } from '../sink/buffered-sink.js'
 import { Batcher, FlushClock, type RowSettle } from './batcher.js'
-import { WriteRefused, type DataClient } from './client.js'
+import { WriteRefused, WriteSkipped, type DataClient } from './client.js'
 import type { DataBatchSettings, DataResourceSettings } from './params.js'
 
 /** One buffer entry: a write, the run that buffered it and its number in that run. */
@@ -53,6 +57,16 @@ const RECONNECT_FIRST_MS = 250
 const RECONNECT_MAX_MS = 5000
 /** How long a connect attempt may take (ms). */
 const CONNECT_TIMEOUT_MS = 5000
+
+/** A send of the sink, for the send after it (see `send`). */
+interface SendTail {
+  /** Whether its whole write was stored; null: it made none (yet), so the next waits for it to be over. */
+  whole: Promise<boolean> | null
+  /** Over: its entries are settled or it failed. */
+  over: boolean
+  /** Resolves when over: true when its entries were settled, false when it failed (not connected). */
+  done: Promise<boolean>
+}
 
 /** Rows of one entry waiting for their outcome (local buffer off). */
 interface Waiter {
@@ -118,6 +132,8 @@ export class DataResource<W> implements ResourceInstance {
   private readonly progress = new Map<string, Set<number>>()
   private queue!: ReplayQueue<BufferEntry<W>>
   private sink!: BufferedSink<BufferEntry<W>>
+  /** The send made last: what the next one is sent behind. */
+  private tail: SendTail | undefined
   private connectedOnce = false
   private lost = false
   private closed = false
@@ -162,7 +178,8 @@ export class DataResource<W> implements ResourceInstance {
     this.sink = createBufferedSink({
       queue: this.queue,
       target,
-      maxInflightBatches: 1,
+      // a client that pipelines has the next write sent while one is answered (see send)
+      maxInflightBatches: client.writeAfter !== undefined ? 2 : 1,
       reconnectIntervalMs: RECONNECT_FIRST_MS,
       maxReconnectIntervalMs: RECONNECT_MAX_MS,
       logger,
@@ -187,6 +204,8 @@ export class DataResource<W> implements ResourceInstance {
     }
     this.connectedOnce = true
     this.lost = false
+    // the sink sends again from its buffer's head: nothing is sent behind a send of before
+    this.tail = undefined
   }
 
   /** Whether the server answers now (`status.is_alive`): a real health check. */
@@ -312,21 +331,71 @@ export class DataResource<W> implements ResourceInstance {
     }
   }
 
-  /** The sink's send: the entries still wanted, all at once; a refusal is split to find the refused rows. */
-  private async send (entries: Array<BufferEntry<W>>): Promise<void> {
+  /**
+   * The sink's send. With a client that pipelines ({@link DataClient.writeAfter}) the sink
+   * keeps two sends going: the second's write goes out behind the first's at once and is
+   * stored only if the first's was (see the invariants); the rest waits for the send before.
+   */
+  private send (entries: Array<BufferEntry<W>>): Promise<void> {
+    const before = this.tail
+    const tail: SendTail = { whole: null, over: false, done: undefined as unknown as Promise<boolean> }
+    this.tail = tail
+    const sent = this.sendAfter(entries, before, tail)
+    tail.done = sent.then(() => true, () => false)
+    return sent
+  }
+
+  /** A whole write: over the client's ordered connection when it has one, after `after`. */
+  private writeWhole (writes: readonly W[], after?: Promise<boolean>): Promise<void> {
+    const client = this.init.client
+    return client.writeAfter !== undefined ? client.writeAfter(writes, after) : client.write(writes)
+  }
+
+  /**
+   * The entries still wanted, all at once (pipelined behind `before`'s whole write when that
+   * send is not over and made one); a refusal is split to find the refused rows.
+   */
+  private async sendAfter (entries: Array<BufferEntry<W>>, before: SendTail | undefined, tail: SendTail): Promise<void> {
     const todo = entries.filter((e) => this.wanted(e))
-    if (todo.length === 0) return
-    for (const e of todo) { const w = this.waiterOf(e); if (w !== undefined) w.sending = true }
+    try {
+      if (todo.length === 0) return
+      for (const e of todo) { const w = this.waiterOf(e); if (w !== undefined) w.sending = true }
+      await this.sendWanted(todo, before, tail)
+    } finally {
+      tail.over = true
+    }
+  }
+
+  private async sendWanted (todo: Array<BufferEntry<W>>, before: SendTail | undefined, tail: SendTail): Promise<void> {
     try {
       if (!todo.some((e) => this.progress.has(`${e.r}:${e.i}`))) {
-        try {
-          await this.init.client.write(todo.map((e) => e.w))
-          for (const e of todo) this.settle(e)
-          return
-        } catch (err) {
-          if (!(err instanceof WriteRefused)) throw err
-          if (err.rows !== undefined) { this.settleRows(todo, err); return }
-          if (todo.length === 1 && this.init.client.rows(todo[0].w) === 1) { this.settle(todo[0], [0], err); return }
+        const pending = before !== undefined && !before.over ? before : undefined
+        // pipelined only behind a whole write still unanswered; otherwise after the send before
+        let after = pending?.whole ?? undefined
+        if (pending !== undefined && (after === undefined || this.init.client.writeAfter === undefined)) {
+          after = undefined
+          if (!await pending.done) throw new Error('the write before it failed')
+        }
+        const writes = todo.map((e) => e.w)
+        for (;;) {
+          const whole = this.writeWhole(writes, after)
+          tail.whole ??= whole.then(() => true, () => false)
+          try {
+            await whole
+            for (const e of todo) this.settle(e)
+            return
+          } catch (err) {
+            if (err instanceof WriteSkipped && after !== undefined) {
+              // the write before was not stored (nothing of this one was): again once that send is over
+              if (!await pending!.done) throw new Error('the write before it failed')
+              after = undefined
+              continue
+            }
+            if (!(err instanceof WriteRefused)) throw err
+            if (err.rows !== undefined) { this.settleRows(todo, err); return }
+            if (todo.length === 1 && this.init.client.rows(todo[0].w) === 1) { this.settle(todo[0], [0], err); return }
+            break
+          }
         }
       }
       for (const e of todo) {
@@ -358,7 +427,7 @@ export class DataResource<W> implements ResourceInstance {
     let done = this.progress.get(key)
     if (done === undefined && whole) {
       try {
-        await client.write([e.w])
+        await this.writeWhole([e.w])
         this.settle(e)
         return
       } catch (err) {
@@ -374,7 +443,7 @@ export class DataResource<W> implements ResourceInstance {
     for (let row = 0; row < parts.length; row++) {
       if (done.has(row)) continue
       try {
-        await client.write([parts[row]])
+        await this.writeWhole([parts[row]])
       } catch (err) {
         if (!(err instanceof WriteRefused)) throw err
         refused.add(row)

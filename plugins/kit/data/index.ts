@@ -4,7 +4,7 @@
  * resource type and an action with the shared params, the buffer (memory or disk), batching,
  * retries with back-off, the health check and the metrics' outcome.
  */
-export { WriteRefused, pingHealth, type DataClient } from './client.js'
+export { WriteRefused, WriteSkipped, pingHealth, type DataClient } from './client.js'
 export { dataAction, dataResourceType, type DataActionDefinition, type DataActionSpec, type DataResourceTypeDefinition, type DataResourceTypeSpec } from './definitions.js'
 export { DataResource, bufferDirOf, type BufferEntry } from './data-resource.js'
 export { DATA_BATCH_PARAMS, DATA_RESOURCE_PARAMS, dataBatchSettings, dataResourceSettings, type DataBatchSettings, type DataResourceSettings, type InsertMode } from './params.js'

@@ -17,7 +17,7 @@ export const DEFAULT_RETRY_TIMEOUT_MS = 30_000
 export const DATA_RESOURCE_PARAMS: ParamSpecs = {
   pool_size: {
     type: 'integer', required: false, default: 8, title: 'Pool Size',
-    description: 'Most connections open to the server from each node. Writes of one resource go one batch at a time, in order; the health check may use another'
+    description: 'Most connections open to the server from each node. Writes of one resource go one batch at a time, in order (PostgreSQL: two in flight on one more connection of their own, the second committed only after the first); the health check may use another'
   },
   auto_reconnect: {
     type: 'boolean', required: false, default: true, title: 'Enable Reconnect',

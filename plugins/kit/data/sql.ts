@@ -15,7 +15,8 @@ import { resourceTls, resourceTlsParams } from '../../../rules/resource-tls.js'
 import type { ParamSpecs, ResourceComponents } from '../../../rules/types.js'
 import { parseRedisServers } from '../pools/servers.js'
 import type { SqlPool, SqlPoolOptions } from '../pools/sql-pool.js'
-import { WriteRefused, type DataClient } from './client.js'
+import { NotCommitted } from '../pools/sql-pool.js'
+import { WriteRefused, WriteSkipped, type DataClient } from './client.js'
 import { multiRowForm, multiRowText, type MultiRowForm } from './multi-row.js'
 import type { DataActionSpec } from './definitions.js'
 
@@ -141,6 +142,12 @@ export function sqlDataClient (pool: SqlPool, spec: SqlClientSpec): DataClient<S
     }
     return out
   }
+  const refusedOrNot = (err: unknown): Error => {
+    if (err instanceof NotCommitted) return new WriteSkipped()
+    if (spec.transient(err)) return err as Error
+    return new WriteRefused((err as Error)?.message ?? String(err), { cause: err })
+  }
+  const pipelined = pool.pipelined
   return {
     address: spec.address,
     connect: async () => { await pool.query('SELECT 1', []) },
@@ -151,10 +158,19 @@ export function sqlDataClient (pool: SqlPool, spec: SqlClientSpec): DataClient<S
         if (all.length === 1) await pool.query(all[0].text, all[0].values)
         else await pool.transaction(all)
       } catch (err) {
-        if (spec.transient(err)) throw err
-        throw new WriteRefused((err as Error)?.message ?? String(err), { cause: err })
+        throw refusedOrNot(err)
       }
     },
+    writeAfter: pipelined === undefined
+      ? undefined
+      : async (writes, after) => {
+        const all = coalesce(writes).flatMap(statements)
+        try {
+          await pipelined(all, after)
+        } catch (err) {
+          throw refusedOrNot(err)
+        }
+      },
     merge: (rows) => ({ text: rows[0].text, rows: rows.flatMap((r) => r.rows) }),
     split: (w) => w.rows.map((values) => ({ text: w.text, rows: [values] })),
     rows: (w) => w.rows.length,

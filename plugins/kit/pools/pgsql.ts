@@ -11,13 +11,16 @@
  * - Values are always bound by the server (`$n` parameters), never spliced into the text.
  * - Every query is bounded by `queryTimeoutMs` (when non-zero): pg's `query_timeout` rejects
  *   it and the server's `statement_timeout` cancels it.
+ * - Besides the pool's `max` connections, one more for pipelined writes (pgsql-pipeline.ts),
+ *   opened at the first of them.
  */
 import pg from 'pg'
+import { PgPipeline } from './pgsql-pipeline.js'
 import { tlsConnectOptions, wrapSqlPool, type SqlPool, type SqlPoolOptions, type SqlRow } from './sql-pool.js'
 
 /** Opens a PostgreSQL pool; see the module comment. Throws only for unreadable TLS files. */
 export function createPgsqlPool (opts: SqlPoolOptions): SqlPool {
-  const pool = new pg.Pool({
+  const config: pg.PoolConfig = {
     host: opts.host,
     port: opts.port,
     user: opts.user,
@@ -30,7 +33,10 @@ export function createPgsqlPool (opts: SqlPoolOptions): SqlPool {
     client_encoding: opts.encoding,
     keepAlive: true,
     ssl: opts.tls === undefined ? false : tlsConnectOptions(opts.tls, opts.host) as pg.PoolConfig['ssl']
-  })
+  }
+  const pool = new pg.Pool(config)
+  // ordered writes (data integration) go pipelined over one more connection, opened at the first
+  const pipeline = new PgPipeline(config)
   // an idle client's connection failed (server restarted): pg drops it; nobody is waiting on it
   pool.on('error', () => {})
   return wrapSqlPool('PostgreSQL', opts, {
@@ -54,6 +60,7 @@ export function createPgsqlPool (opts: SqlPoolOptions): SqlPool {
         client.release(broken)
       }
     },
-    end: async () => { await pool.end() }
+    pipelined: async (queries, after) => { await pipeline.transaction(queries, after) },
+    end: async () => { await Promise.all([pipeline.close(), pool.end()]) }
   })
 }

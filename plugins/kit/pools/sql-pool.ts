@@ -45,10 +45,30 @@ export interface SqlPool {
    * is bounded by the query timeout. Data integration writes a batch with it.
    */
   transaction: (queries: ReadonlyArray<{ text: string, values: ReadonlyArray<string | number | null> }>) => Promise<void>
+  /**
+   * PostgreSQL only (absent for MySQL): {@link transaction}, on the one connection the pool
+   * keeps for ordered writes, sent at once behind the transaction before it (pipelined: the
+   * statements go out without waiting for the answers before them, and the server runs them in
+   * the order sent). It commits only if `after` resolves true (the caller's write before it was
+   * stored); otherwise it rolls back and rejects with {@link NotCommitted}. Without `after` it
+   * commits as {@link transaction} does.
+   */
+  pipelined?: (queries: ReadonlyArray<{ text: string, values: ReadonlyArray<string | number | null> }>, after?: Promise<boolean>) => Promise<void>
   /** Whether the server answers `SELECT 1` within `timeoutMs`: the health probe. */
   probe: (timeoutMs?: number) => Promise<boolean>
   /** Closes every connection; later queries reject. */
   close: () => Promise<void>
+}
+
+/**
+ * A pipelined transaction ({@link SqlPool.pipelined}) rolled back because the write before it
+ * was not stored: nothing of it was written; it may be sent again.
+ */
+export class NotCommitted extends Error {
+  constructor () {
+    super('rolled back: the write sent before it was not stored')
+    this.name = 'NotCommitted'
+  }
 }
 
 /** Raised when a query takes longer than the pool's query timeout. */
@@ -86,6 +106,8 @@ export interface SqlDriverPool {
   query: (text: string, values: ReadonlyArray<string | number | null>) => Promise<SqlRow[]>
   /** Runs the queries in one transaction on one connection; rejects (rolled back) with the first error. */
   transaction: SqlPool['transaction']
+  /** {@link SqlPool.pipelined}, when the driver can. */
+  pipelined?: SqlPool['pipelined']
   /** Closes every connection. */
   end: () => Promise<void>
 }
@@ -107,6 +129,12 @@ export function wrapSqlPool (product: string, opts: SqlPoolOptions, driver: SqlD
       if (closed) throw new Error(`the ${product} pool is closed`)
       await driver.transaction(queries)
     },
+    pipelined: driver.pipelined === undefined
+      ? undefined
+      : async (queries, after) => {
+        if (closed) throw new Error(`the ${product} pool is closed`)
+        await driver.pipelined!(queries, after)
+      },
     probe: async (timeoutMs = opts.connectTimeoutMs) => {
       try {
         await withTimeout(query('SELECT 1', []), timeoutMs)

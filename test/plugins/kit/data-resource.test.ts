@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { silentLogger } from '../../../node/logger.js'
-import { DataResource, WriteRefused, type DataClient, type DataBatchSettings, type DataResourceSettings } from '../../../plugins/kit/data/index.js'
+import { DataResource, WriteRefused, WriteSkipped, type DataClient, type DataBatchSettings, type DataResourceSettings } from '../../../plugins/kit/data/index.js'
 import { jsonLength } from '../../../plugins/kit/data/data-resource.js'
 
 /** A write: rows of numbers; a row < 0 is refused for good; `down` makes every write fail as a lost connection. */
@@ -35,6 +35,58 @@ function fakeClient (): DataClient<W> & { written: number[], calls: number, down
     close: async () => {}
   }
   return c
+}
+
+/**
+ * A client that pipelines (PostgreSQL's `writeAfter`), over one fake connection: each write is
+ * answered `latencyMs` after the one before it (the server runs them in the order sent); a
+ * write made `after` a promise is stored only if that resolves true, else skipped. `dropNext`
+ * loses the connection under the next write answered (it and every write sent behind it fail).
+ */
+function pipeliningClient (latencyMs: number): DataClient<W> & { written: number[], inFlight: number, mostInFlight: number, skipped: number, dropNext: boolean } {
+  let line: Promise<void> = Promise.resolve()
+  let broken = false
+  const c = {
+    ...fakeClient(),
+    written: [] as number[],
+    inFlight: 0,
+    mostInFlight: 0,
+    skipped: 0,
+    dropNext: false,
+    connect: async () => { broken = false },
+    async writeAfter (writes: readonly W[], after?: Promise<boolean>) {
+      c.inFlight++
+      c.mostInFlight = Math.max(c.mostInFlight, c.inFlight)
+      const before = line
+      let answered!: () => void
+      line = new Promise<void>((resolve) => { answered = resolve })
+      try {
+        await before
+        await new Promise((resolve) => setTimeout(resolve, latencyMs))
+        if (c.dropNext) { c.dropNext = false; broken = true }
+        if (broken) throw new Error('connection lost')
+        const stored = after === undefined ? true : await after
+        if (!stored) { c.skipped++; throw new WriteSkipped() }
+        const rows = writes.flat()
+        if (rows.some((r) => r < 0)) throw new WriteRefused('bad row')
+        c.written.push(...rows)
+      } finally {
+        c.inFlight--
+        answered()
+      }
+    }
+  }
+  return c
+}
+
+/** Writes rows `values` of action 'a' one every `everyMs`, each its own batch: sends pile up behind the one in flight. */
+async function paced (r: DataResource<W>, values: number[], everyMs: number, batch: DataBatchSettings = { ...BATCH, batchSize: 1 }): Promise<string[]> {
+  const rows: Array<Promise<void>> = []
+  for (const v of values) {
+    rows.push(r.write('a', batch, [v]))
+    await new Promise((resolve) => setTimeout(resolve, everyMs))
+  }
+  return await outcomes(rows)
 }
 
 const SETTINGS: DataResourceSettings = { poolSize: 1, autoReconnect: true, localBuffer: false, maxBufferBytes: 1 << 20, retryTimeoutMs: 200 }
@@ -159,5 +211,48 @@ describe('DataResource', () => {
     expect(outcome).toBe('not written within 80 ms: still being written (the server may yet store it)')
     expect(Date.now() - begin).toBeLessThan(5000)
     await r.close(true)
+  })
+
+  describe('with a client that pipelines', () => {
+    // retry_timeout well above the test's length: a row's outcome here is its write's, never its deadline
+    const PIPELINED: DataResourceSettings = { ...SETTINGS, retryTimeoutMs: 10_000 }
+
+    it('keeps two writes in flight and stores them in the order they were buffered', async () => {
+      const client = pipeliningClient(10)
+      const r = await DataResource.open({ id: 'x', client, settings: PIPELINED, dataDir: dir, logger: silentLogger() })
+      const values = Array.from({ length: 40 }, (_v, i) => i + 1)
+      expect(await paced(r, values, 2)).toEqual(values.map(() => 'fulfilled'))
+      expect(client.written).toEqual(values)
+      expect(client.mostInFlight).toBe(2)
+      expect(client.skipped).toBe(0)
+      await r.close(true)
+    })
+
+    it('a write refused while the next is in flight: the next is not stored, then goes again after the refused one is split', async () => {
+      // writes answered every 25 ms, rows every 2 ms: a write always has another behind it
+      const client = pipeliningClient(25)
+      const r = await DataResource.open({ id: 'x', client, settings: PIPELINED, dataDir: dir, logger: silentLogger() })
+      const values = Array.from({ length: 40 }, (_v, i) => i === 9 || i === 25 ? -(i + 1) : i + 1)
+      const got = await paced(r, values, 2)
+      expect(got).toEqual(values.map((v) => v < 0 ? 'rejected' : 'fulfilled'))
+      // every row but the refused ones, once each, in order: what followed a refusal waited for its split
+      expect(client.written).toEqual(values.filter((v) => v > 0))
+      expect(client.skipped).toBeGreaterThan(0)
+      await r.close(true)
+    })
+
+    it('a connection lost under the first of two writes in flight: both are sent again, in order, none lost', async () => {
+      const client = pipeliningClient(10)
+      const r = await DataResource.open({ id: 'x', client, settings: PIPELINED, dataDir: dir, logger: silentLogger() })
+      const values = Array.from({ length: 40 }, (_v, i) => i + 1)
+      const rows = paced(r, values, 2)
+      // a write in flight with another behind it
+      const deadline = Date.now() + 5000
+      while (client.inFlight < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1))
+      client.dropNext = true
+      expect(await rows).toEqual(values.map(() => 'fulfilled'))
+      expect(client.written).toEqual(values)
+      await r.close(true)
+    })
   })
 })
