@@ -103,7 +103,9 @@ const NOT_KINDS: Record<string, string> = {
   LineError: 'svc_backend_influxdb: a point line protocol cannot write (a line break in a tag, ...); the point counts as failed, logged, never answered',
   RejectedBatch: 'buffered sinks (plugins/kit/sink/): a batch the far side refused for good; counted as failed for its actions and logged, never answered',
   SqlQueryTimeoutError: 'SQL pools (auth backends): a query past query_timeout; the plugin answers ignore and raises its alarm, never answered',
-  WriteRefused: 'data integration (plugins/kit/data/): a write the database refused for good; its rows count as failed in the action metrics, never answered'
+  WriteRefused: 'data integration (plugins/kit/data/): a write the database refused for good; its rows count as failed in the action metrics, never answered',
+  WriteSkipped: 'data integration (plugins/kit/data/): a pipelined write rolled back because the write before it was not stored; the kit sends it again, never answered',
+  NotCommitted: 'SQL pools (plugins/kit/pools/): a pipelined transaction rolled back because the one before it was not stored; the SQL data client turns it into WriteSkipped, never answered'
 }
 
 /** The row of `name` in docs/errors.md, split into cells. */
