@@ -131,4 +131,4 @@ export async function apiRequest (node: Starling, path: string, method = 'GET', 
 }
 
 /** A TCP port on 127.0.0.1 that was free a moment ago (nobody listens on it). */
-export { freePort } from '../../bench/broker-process.js'
+export { freePort } from './ports.js'

@@ -7,7 +7,6 @@
  */
 import { spawn } from 'node:child_process'
 import { accessSync, constants, chownSync, readdirSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 
 /** Thrown when a server's program is not installed: the message names the Debian package. */
@@ -119,24 +118,8 @@ export async function runCommand (argv: readonly string[], opts: RunCommandOptio
   }
 }
 
-/**
- * A TCP port that was free on 127.0.0.1 a moment ago (bound on port 0, then released). Another
- * process may take it before the server binds it: the harness retries a first start that
- * fails to bind with new ports.
- */
-export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => {
-        if (address !== null && typeof address === 'object') resolve(address.port)
-        else reject(new Error('no port from listen(0)'))
-      })
-    })
-  })
-}
+/** Ports below the kernel's ephemeral range, one slice per jest worker: see ../ports.ts. */
+export { freePort } from '../ports.js'
 
 /**
  * True while a process with this PID runs. A zombie does not count: an orphan is reaped by
