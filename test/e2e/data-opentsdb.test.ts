@@ -140,7 +140,10 @@ describe('svc_backend_opentsdb: data_to_opentsdb against a node:http stand-in (r
     await stop()
     await first
     await publish(300, 'sensor.lossy', 'sensor-2')
-    await until(async () => (await actionTotals(api, id)).failed >= 300, 'the points sent while down counted failed')
+    // every point so far settled, those sent while down failed at their deadline; not "failed
+    // >= 300": the write in flight at the kill may fail 300 of its own while those sent
+    // after it still wait within retry_timeout, to be written once the server is back
+    await until(async () => { const x = await actionTotals(api, id); return x.success + x.failed === 700 }, 'every point sent so far settled')
     await start()
     await until(async () => (await resourceStatus(api, resource))['ts1@127.0.0.1'], 'alive again')
     await publish(300, 'sensor.lossy', 'sensor-3')
