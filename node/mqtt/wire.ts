@@ -293,7 +293,9 @@ export class Wire implements BudgetedReader {
     this.schedule()
     // Held output must not ask for 'drain': the hold is released only when the publish that
     // caused it completes, and that publish may be waiting on this very write.
-    if (this.holds === 0 && (this.pendingBytes + this.heldBytes >= this.limits.highWaterMark || (this.socket as any).writableNeedDrain)) {
+    // what the socket still holds counts too: otherwise a turn could queue a whole high-water
+    // mark of frames on top of a socket buffer just below its own
+    if (this.holds === 0 && (this.pendingBytes + this.heldBytes + this.socket.writableLength >= this.limits.highWaterMark || (this.socket as any).writableNeedDrain)) {
       this.owedDrain = true
       return false
     }

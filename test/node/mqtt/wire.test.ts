@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream'
+import { Duplex, PassThrough } from 'node:stream'
 import mqttPacket from 'mqtt-packet'
 import { Wire, type WireLimits } from '../../../node/mqtt/wire.js'
 import { createMetrics } from '../../../node/metrics.js'
@@ -69,5 +69,23 @@ describe('wire inbound scan', () => {
       const r = scanAll([connect, Buffer.concat([Buffer.from([0x30, body.length]), body])])
       expect(r.violations).toEqual([0x81])
     }
+  })
+})
+
+describe('wire outbound', () => {
+  it('asks for drain once what it holds and what the socket still holds reach the high-water mark', async () => {
+    // a socket whose peer reads nothing: every byte handed to it stays in its buffer
+    const socket = new Duplex({ read () {}, write () {}, writableHighWaterMark: limits.highWaterMark })
+    const wire = new Wire(socket, limits, createMetrics(), () => {})
+    const frame = Buffer.alloc(4096, 1)
+    for (let n = 0; n < 10; n++) expect(socket.write(frame)).toBe(true)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(socket.writableLength).toBe(40960)
+    // a new turn: the wire holds nothing, the socket 40 KiB below its own mark
+    let accepted = 0
+    while (socket.write(frame)) accepted += frame.length
+    // the write that said no is queued too; together under the mark plus that one frame
+    expect(wire.pending + socket.writableLength).toBeLessThanOrEqual(limits.highWaterMark + frame.length)
+    expect(accepted).toBe(limits.highWaterMark - 40960 - frame.length)
   })
 })
