@@ -2,7 +2,7 @@
  * A real Redis Cluster (Debian package `redis-server`, whose `redis-tools` dependency brings
  * `redis-cli`) for tests: `nodes` (default 3) redis-server processes with
  * `cluster-enabled yes`, each on its own free ports (client port and cluster bus port, given
- * with `cluster-port`: port + 10000 may be past 65535 for an ephemeral port) in its own
+ * with `cluster-port`: port + 10000, its default, is no port the harness checked) in its own
  * temporary directory, joined by `redis-cli --cluster create ... --cluster-replicas 0`, and
  * returned once every node reports `cluster_state:ok`.
  *
