@@ -130,5 +130,5 @@ export async function apiRequest (node: Starling, path: string, method = 'GET', 
   return await res.json()
 }
 
-/** A TCP port on 127.0.0.1 that was free a moment ago (nobody listens on it). */
+/** A TCP port free on 127.0.0.1, below the kernel's ephemeral range (see ports.ts). */
 export { freePort } from './ports.js'

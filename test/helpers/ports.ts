@@ -11,6 +11,8 @@
  */
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+// the kernel's pick (listen(0), released), for a machine whose ephemeral range leaves no room below it
+import { freePort as kernelPort } from '../../bench/broker-process.js'
 
 /** Worker slices; jest runs 2 workers here (jest.config.js), more would share a slice. */
 const SLICES = 8
@@ -37,21 +39,6 @@ async function bindable (port: number): Promise<boolean> {
     const server = createServer()
     server.once('error', () => resolve(false))
     server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve(true)))
-  })
-}
-
-/** The kernel's pick, for a machine whose ephemeral range leaves no room below it. */
-async function kernelPort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => {
-        if (address !== null && typeof address === 'object') resolve(address.port)
-        else reject(new Error('no port from listen(0)'))
-      })
-    })
   })
 }
 
